@@ -1,0 +1,120 @@
+// cub_scan.cu: CUB's cub::DeviceScan as a bench variant, the comparison the paper's figure
+// makes. The one C++ file of dlscan; built only where CUB headers are found. Counts are
+// passed as int, as a CUB user would for the bench's sizes (up to 2^30 items).
+#include <cub/device/device_scan.cuh>
+#include <cub/version.cuh>
+#include <cuda/functional>
+#include <cuda/std/limits>
+#include <stdio.h>
+
+#include "variants.h"
+
+namespace {
+
+struct cub_state {
+    dlscan_type type;
+    dlscan_op op;
+    int exclusive;
+    void *temp;
+    size_t temp_bytes;
+};
+
+// The identity of op, as dlscan defines it (floats: infinities).
+template <typename T> T identity_of(dlscan_op op)
+{
+    using limits = cuda::std::numeric_limits<T>;
+    if (op == DLSCAN_SUM)
+        return T(0);
+    if (limits::has_infinity)
+        return op == DLSCAN_MIN ? limits::infinity() : -limits::infinity();
+    return op == DLSCAN_MIN ? limits::max() : limits::lowest();
+}
+
+// One call (or, with temp == NULL, the temp-storage query) for T and a count type N.
+template <typename T, typename N>
+cudaError_t call_typed(const cub_state *s, void *temp, size_t &bytes, const void *in, void *out,
+                       N n, cudaStream_t stream)
+{
+    const T *x = static_cast<const T *>(in);
+    T *y = static_cast<T *>(out);
+    const T init = identity_of<T>(s->op);
+    switch (s->op) {
+    case DLSCAN_SUM:
+        return s->exclusive ? cub::DeviceScan::ExclusiveSum(temp, bytes, x, y, n, stream)
+                            : cub::DeviceScan::InclusiveSum(temp, bytes, x, y, n, stream);
+    case DLSCAN_MIN:
+        return s->exclusive
+                   ? cub::DeviceScan::ExclusiveScan(temp, bytes, x, y, cuda::minimum<>{}, init, n, stream)
+                   : cub::DeviceScan::InclusiveScan(temp, bytes, x, y, cuda::minimum<>{}, n, stream);
+    case DLSCAN_MAX:
+        return s->exclusive
+                   ? cub::DeviceScan::ExclusiveScan(temp, bytes, x, y, cuda::maximum<>{}, init, n, stream)
+                   : cub::DeviceScan::InclusiveScan(temp, bytes, x, y, cuda::maximum<>{}, n, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+template <typename T>
+cudaError_t call_sized(const cub_state *s, void *temp, size_t &bytes, const void *in, void *out,
+                       size_t n, cudaStream_t stream)
+{
+    if (n >= (size_t(1) << 31))
+        return cudaErrorInvalidValue;
+    return call_typed<T, int>(s, temp, bytes, in, out, int(n), stream);
+}
+
+cudaError_t call(const cub_state *s, void *temp, size_t &bytes, const void *in, void *out,
+                 size_t n, cudaStream_t stream)
+{
+    switch (s->type) {
+    case DLSCAN_INT32: return call_sized<int>(s, temp, bytes, in, out, n, stream);
+    case DLSCAN_UINT32: return call_sized<unsigned>(s, temp, bytes, in, out, n, stream);
+    case DLSCAN_INT64: return call_sized<long long>(s, temp, bytes, in, out, n, stream);
+    case DLSCAN_UINT64: return call_sized<unsigned long long>(s, temp, bytes, in, out, n, stream);
+    case DLSCAN_FLOAT32: return call_sized<float>(s, temp, bytes, in, out, n, stream);
+    case DLSCAN_FLOAT64: return call_sized<double>(s, temp, bytes, in, out, n, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+int supports(dlscan_type, dlscan_op, int) { return 1; }
+
+int prepare(void **state, dlscan_type type, dlscan_op op, int exclusive, size_t max_n)
+{
+    cub_state *s = new cub_state{type, op, exclusive, nullptr, 0};
+    *state = s;
+    cudaError_t error = call(s, nullptr, s->temp_bytes, nullptr, nullptr, max_n, 0);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&s->temp, s->temp_bytes ? s->temp_bytes : 1);
+    return (int)error;
+}
+
+int run(void *state, const void *in, void *out, size_t n, cudaStream_t stream)
+{
+    cub_state *s = static_cast<cub_state *>(state);
+    size_t bytes = s->temp_bytes;
+    return (int)call(s, s->temp, bytes, in, out, n, stream);
+}
+
+void release(void *state)
+{
+    cub_state *s = static_cast<cub_state *>(state);
+    if (s)
+        cudaFree(s->temp);
+    delete s;
+}
+
+const bench_variant cub_variant = {"cub", "cub::DeviceScan (two kernels per call)", 0, supports,
+                                   prepare, run, release};
+
+} // namespace
+
+extern "C" const bench_variant *bench_cub_variant(void) { return &cub_variant; }
+
+extern "C" const char *bench_cub_version(void)
+{
+    static char version[32];
+    snprintf(version, sizeof version, "%d.%d.%d", CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
+             CUB_SUBMINOR_VERSION);
+    return version;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""plot.py: draws bench.c's CSV in the style of the paper's key figure: throughput
+(billions of items per second) against input size on a log axis, one curve per variant,
+one panel per element type.
+
+    python3 bench/plot.py results.csv plot.png
+"""
+import csv
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read(path):
+    header, rows = [], []
+    with open(path) as f:
+        lines = []
+        for line in f:
+            if line.startswith("#"):
+                header.append(line[1:].strip())
+            else:
+                lines.append(line)
+        rows = list(csv.DictReader(lines))
+    return header, rows
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot.py RESULTS.csv PLOT.png")
+    header, rows = read(sys.argv[1])
+    types = list(dict.fromkeys(r["type"] for r in rows))
+    fig, axes = plt.subplots(1, len(types), figsize=(6 * len(types), 5), squeeze=False)
+    for ax, type_name in zip(axes[0], types):
+        curves = defaultdict(list)
+        for r in rows:
+            if r["type"] == type_name:
+                curves[r["variant"]].append((int(r["n"]), float(r["items_per_second"]) / 1e9))
+        for variant, points in curves.items():
+            points.sort()
+            style = {"memcpy": dict(color="black", linestyle="--"),
+                     "dlscan": dict(color="tab:red", linewidth=2.5),
+                     "cub": dict(color="tab:blue", linewidth=2)}.get(variant, {})
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=variant, **style)
+        kind = rows[0]["kind"] + " " + rows[0]["op"]
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("input size (items)")
+        ax.set_ylabel("throughput (billions of items / s)")
+        ax.set_title(f"{type_name} {kind}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    gpu = next((h for h in header if h.startswith("gpu:")), "gpu: unknown")
+    versions = next((h for h in header if h.startswith("driver:")), "")
+    fig.suptitle(f"Device-wide prefix scan throughput, {gpu[4:].strip()} ({versions})", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(sys.argv[2], dpi=110)
+    print(f"wrote {sys.argv[2]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+/*
+ * variants.h: what a scan implementation provides to the bench harness (bench.c). Each
+ * variant is one curve of the plot: dlscan, cudaMemcpyAsync (the ceiling), CUB
+ * (cub_scan.cu) and the seed algorithms written here as baselines (baselines.cu).
+ */
+#ifndef DLSCAN_BENCH_VARIANTS_H
+#define DLSCAN_BENCH_VARIANTS_H
+
+#include <stddef.h>
+
+#include "dlscan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bench_variant {
+    const char *name;
+    const char *description; /* one line for the CSV header */
+    int is_copy;             /* 1: validated as a copy of the input (memcpy), not a scan */
+    /* Whether the variant implements (type, op, exclusive). */
+    int (*supports)(dlscan_type type, dlscan_op op, int exclusive);
+    /* Allocates what calls of up to max_n items need; returns 0 or a cudaError_t. */
+    int (*prepare)(void **state, dlscan_type type, dlscan_op op, int exclusive, size_t max_n);
+    /* Enqueues one scan of n items from d_in to d_out on stream; returns 0 or a cudaError_t.
+     * It must not synchronize: back-to-back calls are timed. */
+    int (*run)(void *state, const void *d_in, void *d_out, size_t n, cudaStream_t stream);
+    void (*release)(void *state);
+} bench_variant;
+
+/* CUB's DeviceScan (cub_scan.cu; NULL where CUB headers were not found) and its version. */
+const bench_variant *bench_cub_variant(void);
+const char *bench_cub_version(void);
+
+/* The seed algorithms as baselines (baselines.cu): sets *count, returns the array. */
+const bench_variant *bench_baseline_variants(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLSCAN_BENCH_VARIANTS_H */

@@ -1,0 +1,534 @@
+/*
+ * lookback.h: the decoupled look-back of Merrill & Garland (2016), in one place.
+ *
+ * Part 1, plain C, compiled by nvcc into the GPU kernel and by the C compiler into the
+ * CPU backend: the partition descriptor format and every decision of the protocol
+ * (status decoding, epochs, window geometry, what a window means, back-off, when a
+ * left-folding look-back stops buffering).
+ * Part 2, CUDA only: the look-back as the GPU runs it, one warp over a window of 32
+ * predecessors.
+ * Part 3, C11 only: the same look-back as a CPU thread runs it, one thread walking the
+ * 32 slots of the same window.
+ *
+ * The protocol, per partition (tile) i of one call:
+ *   1. take i from a shared counter (not from the block or thread number), so every tile
+ *      a worker waits on belongs to a worker that is already running: forward progress
+ *      never depends on the order in which workers are scheduled;
+ *   2. reduce the tile and publish its aggregate with status A (tile 0 publishes its
+ *      inclusive prefix with status P at once);
+ *   3. look back over the predecessors' descriptors, a window of 32 at a time, nearest
+ *      last: any X -> wait and read the window again; all A -> fold the 32 aggregates and
+ *      slide the window 32 tiles back; some P -> fold from the nearest P up to tile i-1
+ *      and stop. The result is tile i's exclusive prefix;
+ *   4. publish exclusive prefix (+) aggregate with status P;
+ *   5. scan the tile seeded with the exclusive prefix and write it.
+ */
+#ifndef DLSCAN_LOOKBACK_H
+#define DLSCAN_LOOKBACK_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define DL_PROTOCOL_FN static __host__ __device__ __forceinline__
+#else
+#define DL_PROTOCOL_FN static inline
+#endif
+
+/* ======================================================================================
+ * Part 1: descriptor format and protocol decisions (plain C)
+ * ====================================================================================== */
+
+/* The status of a partition descriptor, as this call sees it. */
+enum dl_status {
+    DL_STATUS_X = 0, /* not ready: nothing published yet in this call, or a stale
+                        descriptor left by an earlier call (its epoch differs) */
+    DL_STATUS_A = 1, /* aggregate: the value reduces this tile's items alone */
+    DL_STATUS_P = 2  /* inclusive prefix: the value reduces every item up to the end of
+                        this tile, the scan's seed first */
+};
+
+/*
+ * A descriptor word is 64 bits, written with one 64-bit store and read with one 64-bit
+ * load:
+ *
+ *     bits 63..34  epoch   (the call that wrote it; 1 .. DL_EPOCH_LAST)
+ *     bits 33..32  status  (enum dl_status)
+ *     bits 31..0   payload (32 bits of the value)
+ *
+ * Bits 63..32 together are the word's tag. A 32-bit value is one word: status and value
+ * share one machine word, so a reader that sees the status sees the value that went
+ * with it, with no fence between them.
+ *
+ * A 64-bit value takes two words, word 0 with the low half and word 1 with the high half,
+ * and both carry the same tag. Why that is as race-free as one word, under the PTX memory
+ * model: each aligned 64-bit store is single-copy atomic, so each load returns one whole
+ * earlier store to that word, tag and payload together. In one call a descriptor is
+ * written at most twice, once with status A and once with status P, and each write puts
+ * one tag on both words; tags of earlier calls carry other epochs. So if a reader finds
+ * the same current-epoch tag on both words, both came from the one write that used that
+ * tag, and the two halves belong to one value. A reader that finds different tags (it
+ * raced with a write, or one word is stale) treats the descriptor as X and reads again.
+ * No ordering between the two words is needed, and none between descriptor and data:
+ * the value is the only datum that travels.
+ */
+typedef uint64_t dl_word;
+
+#define DL_EPOCH_FIRST 1u
+#define DL_EPOCH_LAST 0x3fffffffu /* 2^30 - 1 */
+
+DL_PROTOCOL_FN uint32_t dl_tag(uint32_t epoch, uint32_t status) { return (epoch << 2) | status; }
+
+DL_PROTOCOL_FN dl_word dl_word_make(uint32_t epoch, uint32_t status, uint32_t payload)
+{
+    return ((dl_word)dl_tag(epoch, status) << 32) | payload;
+}
+
+DL_PROTOCOL_FN uint32_t dl_word_tag(dl_word w) { return (uint32_t)(w >> 32); }
+
+DL_PROTOCOL_FN uint32_t dl_word_payload(dl_word w) { return (uint32_t)w; }
+
+/* The status of a descriptor read as `words` words (1 or 2; w1 unused for 1) in the call
+ * with epoch `epoch`. */
+DL_PROTOCOL_FN uint32_t dl_descriptor_status(dl_word w0, dl_word w1, int words, uint32_t epoch)
+{
+    const uint32_t tag = dl_word_tag(w0);
+    if (words == 2 && dl_word_tag(w1) != tag)
+        return DL_STATUS_X; /* torn: the halves come from different writes */
+    if ((tag >> 2) != epoch)
+        return DL_STATUS_X; /* stale: written by an earlier call, or never */
+    const uint32_t status = tag & 3u;
+    return status == DL_STATUS_A || status == DL_STATUS_P ? status : (uint32_t)DL_STATUS_X;
+}
+
+/* The value bits of a descriptor (meaningful when its status is A or P). */
+DL_PROTOCOL_FN uint64_t dl_descriptor_value(dl_word w0, dl_word w1, int words)
+{
+    return words == 2 ? ((uint64_t)dl_word_payload(w1) << 32) | dl_word_payload(w0)
+                      : dl_word_payload(w0);
+}
+
+/*
+ * Epochs. Each call uses one epoch, so descriptors left by earlier calls read as X with
+ * no clearing between calls. Storage starts zeroed (epoch 0, never used). The worker that
+ * finishes a call last moves the epoch on; when the epoch would wrap around, that worker
+ * first clears every descriptor, so that an old write can never carry a reused epoch.
+ */
+DL_PROTOCOL_FN int dl_epoch_wraps(uint32_t epoch) { return epoch >= DL_EPOCH_LAST; }
+
+DL_PROTOCOL_FN uint32_t dl_epoch_next(uint32_t epoch)
+{
+    return dl_epoch_wraps(epoch) ? DL_EPOCH_FIRST : epoch + 1;
+}
+
+DL_PROTOCOL_FN int dl_epoch_valid(long long epoch)
+{
+    return epoch >= DL_EPOCH_FIRST && epoch <= DL_EPOCH_LAST;
+}
+
+/* Resetting the tile counter without an extra launch: every worker counts itself done
+ * at its end (after it took its tiles); the one that finds all others done is last, and
+ * it resets the counters and moves the epoch on for the next call. */
+DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
+{
+    return done_before_me + 1 == workers;
+}
+
+/* Windows. A window of 32 slots ends at tile `last`; slot 31 is the nearest predecessor,
+ * slot 0 the farthest. Slots before tile 0 read as P with the identity, so no window
+ * needs padding descriptors in front of tile 0. */
+#define DL_WINDOW 32
+
+DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int slot) { return last - (DL_WINDOW - 1) + slot; }
+
+enum dl_window_action {
+    DL_WINDOW_WAIT = 0,  /* some slot is X: back off and read the window again */
+    DL_WINDOW_SLIDE = 1, /* all slots are A: fold them all, slide the window 32 back */
+    DL_WINDOW_STOP = 2   /* some slot is P: fold from the nearest P on, and stop */
+};
+
+/* x_mask and p_mask have bit s set when slot s is X, resp. P. */
+DL_PROTOCOL_FN int dl_window_action(uint32_t x_mask, uint32_t p_mask)
+{
+    if (x_mask)
+        return DL_WINDOW_WAIT;
+    return p_mask ? DL_WINDOW_STOP : DL_WINDOW_SLIDE;
+}
+
+/* The first slot folded: the nearest P, i.e. the highest slot with P (it heads the
+ * segment of the segmented reduction); slot 0 when the window slides. */
+DL_PROTOCOL_FN int dl_window_first_slot(uint32_t p_mask)
+{
+    if (!p_mask)
+        return 0;
+#ifdef __CUDA_ARCH__
+    return 31 - __clz(p_mask);
+#else
+    return 31 - __builtin_clz(p_mask);
+#endif
+}
+
+/* Slots first..31 of a window, as a mask. */
+DL_PROTOCOL_FN uint32_t dl_window_folded_mask(int first) { return 0xffffffffu << first; }
+
+/*
+ * Left-fold order. A float sum is reproducible from run to run only if every tile's
+ * prefix is computed in one fixed order whatever predecessor the look-back stops at.
+ * The left fold P(j) (+) A(j+1) (+) ... (+) A(i-1), in index order, is such an order: by
+ * induction P(j) is itself the left fold of the seed and A(0) .. A(j), so the result is
+ * the left fold of the seed and A(0) .. A(i-1) for every j. A left-folding look-back keeps
+ * the windows it has read until it finds the P; after DL_FOLD_WINDOWS windows of A
+ * it stops reading windows and waits for the tile just before them to turn P (that tile's
+ * worker is running and ends its own look-back), then folds from there.
+ */
+#define DL_FOLD_WINDOWS 4
+
+DL_PROTOCOL_FN int dl_fold_buffer_full(int windows) { return windows >= DL_FOLD_WINDOWS; }
+
+/* Back-off while a window holds X: doubling sleeps, capped. */
+#define DL_BACKOFF_FIRST_NS 32u
+#define DL_BACKOFF_LAST_NS 512u
+
+DL_PROTOCOL_FN uint32_t dl_backoff_next(uint32_t ns)
+{
+    return ns >= DL_BACKOFF_LAST_NS / 2 ? DL_BACKOFF_LAST_NS : ns * 2;
+}
+
+/* Look-back event counters, in the order of struct dlscan_lookback_stats. */
+enum dl_stat {
+    DL_STAT_LOOKBACKS = 0,
+    DL_STAT_WAITS_ON_X,
+    DL_STAT_AGGREGATES_FOLDED,
+    DL_STAT_STOPS_AT_P,
+    DL_STAT_WINDOWS_SLID,
+    DL_STAT_WAITS_FOR_P,
+    DL_STAT_COUNT
+};
+
+/* The GPU's per-handle control block, in device memory next to the descriptors. */
+typedef struct dl_control {
+    uint32_t tiles_taken; /* the tile counter: next tile index of the running call */
+    uint32_t blocks_done; /* blocks of the running call that have finished */
+    uint32_t epoch;       /* the epoch of the running (or next) call */
+    uint32_t reserved;
+    unsigned long long stats[DL_STAT_COUNT];
+} dl_control;
+
+/* ======================================================================================
+ * Part 2: the GPU look-back (one warp)
+ * ====================================================================================== */
+#ifdef __CUDACC__
+
+template <typename T> __device__ __forceinline__ uint64_t dl_value_bits(T v)
+{
+    if (sizeof(T) == 4) {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        return u;
+    }
+    uint64_t u;
+    memcpy(&u, &v, sizeof(T));
+    return u;
+}
+
+template <typename T> __device__ __forceinline__ T dl_value_from_bits(uint64_t bits)
+{
+    T v;
+    if (sizeof(T) == 4) {
+        const uint32_t u = (uint32_t)bits;
+        memcpy(&v, &u, 4);
+    } else {
+        memcpy(&v, &bits, sizeof(T));
+    }
+    return v;
+}
+
+/* Descriptor accesses are relaxed at GPU scope: coherent in L2, never served stale from
+ * L1, and in no order with other accesses, none being needed (Part 1). */
+__device__ __forceinline__ dl_word dl_gpu_load_word(const dl_word *p)
+{
+    dl_word w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    return w;
+}
+
+__device__ __forceinline__ void dl_gpu_load_words2(const dl_word *p, dl_word *w0, dl_word *w1)
+{
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(*w0), "=l"(*w1)
+                 : "l"(p)
+                 : "memory");
+}
+
+__device__ __forceinline__ void dl_gpu_store_word(dl_word *p, dl_word w)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+
+__device__ __forceinline__ void dl_gpu_store_words2(dl_word *p, dl_word w0, dl_word w1)
+{
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(w0), "l"(w1)
+                 : "memory");
+}
+
+/* Words per descriptor for value type T. */
+template <typename T> struct dl_descriptor_words {
+    static constexpr int value = sizeof(T) == 4 ? 1 : 2;
+};
+
+/* Publishes tile's descriptor: one store (the two words of a 64-bit value go out as one
+ * 16-byte store, although Part 1 does not rely on that). */
+template <typename T>
+__device__ __forceinline__ void dl_gpu_publish(dl_word *descriptors, uint32_t tile, uint32_t epoch,
+                                               uint32_t status, T value)
+{
+    const uint64_t bits = dl_value_bits(value);
+    if (dl_descriptor_words<T>::value == 1) {
+        dl_gpu_store_word(descriptors + tile, dl_word_make(epoch, status, (uint32_t)bits));
+    } else {
+        dl_gpu_store_words2(descriptors + 2 * (uint64_t)tile,
+                            dl_word_make(epoch, status, (uint32_t)bits),
+                            dl_word_make(epoch, status, (uint32_t)(bits >> 32)));
+    }
+}
+
+/* Reads tile's descriptor; tiles before 0 read as P with the identity. */
+template <typename T, typename Op>
+__device__ __forceinline__ uint32_t dl_gpu_read(const dl_word *descriptors, int64_t tile,
+                                                uint32_t epoch, T *value)
+{
+    if (tile < 0) {
+        *value = Op::identity();
+        return DL_STATUS_P;
+    }
+    constexpr int words = dl_descriptor_words<T>::value;
+    dl_word w0, w1 = 0;
+    if (words == 1)
+        w0 = dl_gpu_load_word(descriptors + tile);
+    else
+        dl_gpu_load_words2(descriptors + 2 * tile, &w0, &w1);
+    *value = dl_value_from_bits<T>(dl_descriptor_value(w0, w1, words));
+    return dl_descriptor_status(w0, w1, words, epoch);
+}
+
+__device__ __forceinline__ void dl_gpu_count(unsigned long long *stats, int which,
+                                             unsigned long long amount)
+{
+    if (stats && amount)
+        atomicAdd(stats + which, amount);
+}
+
+/* Reduction over the 32 lanes of a warp, as a fixed xor-butterfly tree. */
+template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T v)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        v = Op()(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+/*
+ * The look-back of tile `tile` (> 0): run by all 32 lanes of one warp; returns the
+ * tile's exclusive prefix in every lane. Lane s watches slot s of the window.
+ *
+ * LEFT_FOLD = false folds each window as a tree (the paper's segmented reduction:
+ * lanes below the nearest P contribute the identity). LEFT_FOLD = true keeps the windows
+ * in `fold_buffer` (shared memory, DL_FOLD_WINDOWS * 32 values) and lane 0 folds them in
+ * index order (Part 1, "Left-fold order").
+ *
+ * `stats` is NULL unless look-back counting is on; lane 0 counts.
+ */
+template <typename T, typename Op, bool LEFT_FOLD>
+__device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t epoch,
+                             T *fold_buffer, unsigned long long *stats)
+{
+    const int lane = threadIdx.x % 32;
+    unsigned long long *lane0_stats = lane == 0 ? stats : nullptr;
+    dl_gpu_count(lane0_stats, DL_STAT_LOOKBACKS, 1);
+
+    T running = Op::identity();     /* tree mode: what the windows read so far add up to */
+    T first_value = Op::identity(); /* left-fold mode: the P the fold starts from */
+    int first_slot = 0;             /* left-fold mode: the slot after it, in the last window */
+    int windows = 0;
+    int64_t last = tile - 1;
+    for (;;) {
+        /* Step 1: wait until no lane sees X. */
+        const int64_t slot_tile = dl_window_tile(last, lane);
+        T value;
+        uint32_t status;
+        uint32_t backoff = DL_BACKOFF_FIRST_NS;
+        for (;;) {
+            status = dl_gpu_read<T, Op>(descriptors, slot_tile, epoch, &value);
+            const uint32_t x_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_X);
+            if (dl_window_action(x_mask, 0) != DL_WINDOW_WAIT)
+                break;
+            dl_gpu_count(lane0_stats, DL_STAT_WAITS_ON_X, 1);
+            __nanosleep(backoff);
+            backoff = dl_backoff_next(backoff);
+        }
+
+        /* Step 2: find the nearest P, if any; fold the aggregates after it. */
+        const uint32_t p_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_P);
+        const int action = dl_window_action(0, p_mask);
+        const int first = dl_window_first_slot(p_mask);
+        const uint32_t a_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_A);
+        dl_gpu_count(lane0_stats, DL_STAT_AGGREGATES_FOLDED,
+                     __popc(a_mask & dl_window_folded_mask(first)));
+        if (LEFT_FOLD) {
+            fold_buffer[windows * DL_WINDOW + lane] = value;
+            ++windows;
+            if (action == DL_WINDOW_STOP) {
+                dl_gpu_count(lane0_stats, DL_STAT_STOPS_AT_P, 1);
+                first_value = __shfl_sync(0xffffffffu, value, first);
+                first_slot = first + 1; /* the P starts the fold; the slots after it follow */
+                break;
+            }
+        } else {
+            const T folded = dl_warp_reduce<T, Op>(lane >= first ? value : Op::identity());
+            running = Op()(folded, running);
+            if (action == DL_WINDOW_STOP) {
+                dl_gpu_count(lane0_stats, DL_STAT_STOPS_AT_P, 1);
+                return running;
+            }
+        }
+
+        /* Step 3: all 32 were A; slide the window back. */
+        dl_gpu_count(lane0_stats, DL_STAT_WINDOWS_SLID, 1);
+        last -= DL_WINDOW;
+        if (LEFT_FOLD && dl_fold_buffer_full(windows)) {
+            /* Buffer full: wait for the tile just before the buffered windows to be P. */
+            dl_gpu_count(lane0_stats, DL_STAT_WAITS_FOR_P, 1);
+            backoff = DL_BACKOFF_FIRST_NS;
+            while (dl_gpu_read<T, Op>(descriptors, last, epoch, &first_value) != DL_STATUS_P) {
+                __nanosleep(backoff);
+                backoff = dl_backoff_next(backoff);
+            }
+            first_slot = 0;
+            break;
+        }
+    }
+
+    /* Left fold: lane 0 folds the buffered windows in index order, farthest first. */
+    __syncwarp();
+    T acc = first_value;
+    if (lane == 0) {
+        int slot = first_slot;
+        for (int w = windows - 1; w >= 0; --w, slot = 0)
+            for (; slot < DL_WINDOW; ++slot)
+                acc = Op()(acc, fold_buffer[w * DL_WINDOW + slot]);
+    }
+    return __shfl_sync(0xffffffffu, acc, 0);
+}
+
+#endif /* __CUDACC__ */
+
+/* ======================================================================================
+ * Part 3: the CPU look-back (one thread)
+ * ====================================================================================== */
+#if !defined(__CUDACC__) && !defined(__cplusplus)
+#include <sched.h>
+#include <stdatomic.h>
+
+/* Combines two values given as bits, the earlier first. */
+typedef uint64_t (*dl_combine_fn)(uint64_t earlier, uint64_t later);
+
+typedef struct dl_cpu_lookback_ctx {
+    _Atomic(dl_word) *descriptors;   /* `words` words per tile */
+    int words;                       /* 1 for 32-bit values, 2 for 64-bit values */
+    uint32_t epoch;                  /* this call's epoch */
+    dl_combine_fn combine;
+    uint64_t identity;
+    _Atomic(unsigned long long) *stats; /* DL_STAT_COUNT counters, or NULL */
+} dl_cpu_lookback_ctx;
+
+static inline void dl_cpu_count(const dl_cpu_lookback_ctx *c, int which, unsigned long long amount)
+{
+    if (c->stats && amount)
+        atomic_fetch_add_explicit(&c->stats[which], amount, memory_order_relaxed);
+}
+
+/* Publishing is a release store of each word; reading is an acquire load. The value
+ * travels inside the word, so relaxed would do; release/acquire also orders the tile's
+ * input reads before any successor's output writes, which in-place compaction uses. */
+static inline void dl_cpu_publish(const dl_cpu_lookback_ctx *c, uint32_t tile, uint32_t status,
+                                  uint64_t value)
+{
+    _Atomic(dl_word) *d = c->descriptors + (size_t)tile * c->words;
+    atomic_store_explicit(&d[0], dl_word_make(c->epoch, status, (uint32_t)value),
+                          memory_order_release);
+    if (c->words == 2)
+        atomic_store_explicit(&d[1], dl_word_make(c->epoch, status, (uint32_t)(value >> 32)),
+                              memory_order_release);
+}
+
+static inline uint32_t dl_cpu_read(const dl_cpu_lookback_ctx *c, int64_t tile, uint64_t *value)
+{
+    if (tile < 0) {
+        *value = c->identity;
+        return DL_STATUS_P;
+    }
+    _Atomic(dl_word) *d = c->descriptors + (size_t)tile * c->words;
+    const dl_word w0 = atomic_load_explicit(&d[0], memory_order_acquire);
+    const dl_word w1 = c->words == 2 ? atomic_load_explicit(&d[1], memory_order_acquire) : 0;
+    *value = dl_descriptor_value(w0, w1, c->words);
+    return dl_descriptor_status(w0, w1, c->words, c->epoch);
+}
+
+/* The look-back of tile `tile` (> 0): the same windows, decisions and left-fold order as
+ * the GPU's (the CPU always folds left to right). Returns the exclusive prefix. */
+static inline uint64_t dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile)
+{
+    uint64_t buffer[DL_FOLD_WINDOWS][DL_WINDOW];
+    int windows = 0;
+    int first_slot = 0;
+    uint64_t acc = c->identity;
+    int64_t last = tile - 1;
+    dl_cpu_count(c, DL_STAT_LOOKBACKS, 1);
+    for (;;) {
+        uint64_t *slots = buffer[windows];
+        uint32_t x_mask, p_mask;
+        /* Step 1: read the window until no slot is X. */
+        for (;;) {
+            x_mask = p_mask = 0;
+            for (int slot = 0; slot < DL_WINDOW; ++slot) {
+                const uint32_t status = dl_cpu_read(c, dl_window_tile(last, slot), &slots[slot]);
+                x_mask |= (uint32_t)(status == DL_STATUS_X) << slot;
+                p_mask |= (uint32_t)(status == DL_STATUS_P) << slot;
+            }
+            if (dl_window_action(x_mask, p_mask) != DL_WINDOW_WAIT)
+                break;
+            dl_cpu_count(c, DL_STAT_WAITS_ON_X, 1);
+            sched_yield();
+        }
+        /* Step 2: find the nearest P, if any. */
+        const int action = dl_window_action(0, p_mask);
+        const int first = dl_window_first_slot(p_mask);
+        dl_cpu_count(c, DL_STAT_AGGREGATES_FOLDED,
+                     (unsigned long long)__builtin_popcount(~p_mask & dl_window_folded_mask(first)));
+        ++windows;
+        if (action == DL_WINDOW_STOP) {
+            dl_cpu_count(c, DL_STAT_STOPS_AT_P, 1);
+            acc = slots[first];
+            first_slot = first + 1;
+            break;
+        }
+        /* Step 3: all 32 were A; slide back, or wait for a P once the buffer is full. */
+        dl_cpu_count(c, DL_STAT_WINDOWS_SLID, 1);
+        last -= DL_WINDOW;
+        if (dl_fold_buffer_full(windows)) {
+            dl_cpu_count(c, DL_STAT_WAITS_FOR_P, 1);
+            while (dl_cpu_read(c, last, &acc) != DL_STATUS_P)
+                sched_yield();
+            first_slot = 0;
+            break;
+        }
+    }
+    /* Fold the buffered windows in index order, farthest first. */
+    for (int w = windows - 1; w >= 0; --w, first_slot = 0)
+        for (int slot = first_slot; slot < DL_WINDOW; ++slot)
+            acc = c->combine(acc, buffer[w][slot]);
+    return acc;
+}
+
+#endif /* C11 */
+
+#endif /* DLSCAN_LOOKBACK_H */

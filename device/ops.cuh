@@ -1,0 +1,91 @@
+/*
+ * ops.cuh: the scan operators for device code (sum, min, max with their identities) and
+ * the dispatch from (dlscan_type, dlscan_op) to a kernel instantiated over them.
+ *
+ * Signed integer sums run as unsigned sums of the same bits: two's-complement wrap-around
+ * without undefined behaviour, and one kernel fewer per type.
+ */
+#ifndef DLSCAN_OPS_CUH
+#define DLSCAN_OPS_CUH
+
+#include <stdint.h>
+
+#include "dlscan.h"
+
+template <typename T> struct dl_limits;
+template <> struct dl_limits<int32_t> {
+    __device__ static int32_t lowest() { return INT32_MIN; }
+    __device__ static int32_t highest() { return INT32_MAX; }
+};
+template <> struct dl_limits<uint32_t> {
+    __device__ static uint32_t lowest() { return 0u; }
+    __device__ static uint32_t highest() { return UINT32_MAX; }
+};
+template <> struct dl_limits<int64_t> {
+    __device__ static int64_t lowest() { return INT64_MIN; }
+    __device__ static int64_t highest() { return INT64_MAX; }
+};
+template <> struct dl_limits<uint64_t> {
+    __device__ static uint64_t lowest() { return 0u; }
+    __device__ static uint64_t highest() { return UINT64_MAX; }
+};
+template <> struct dl_limits<float> {
+    __device__ static float lowest() { return __int_as_float(0xff800000); }  /* -inf */
+    __device__ static float highest() { return __int_as_float(0x7f800000); } /* +inf */
+};
+template <> struct dl_limits<double> {
+    __device__ static double lowest() { return __longlong_as_double(0xfff0000000000000ll); }
+    __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000ll); }
+};
+
+/* Each operator combines (earlier, later). */
+template <typename T> struct dl_sum {
+    __device__ static T identity() { return T(0); }
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+template <typename T> struct dl_min {
+    __device__ static T identity() { return dl_limits<T>::highest(); }
+    __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <typename T> struct dl_max {
+    __device__ static T identity() { return dl_limits<T>::lowest(); }
+    __device__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+
+/* Whether a left-fold (deterministic) look-back changes anything for T and Op: only
+ * float sums are not associative. */
+template <typename T, typename Op> struct dl_fold_order_matters {
+    static constexpr bool value = false;
+};
+template <> struct dl_fold_order_matters<float, dl_sum<float>> {
+    static constexpr bool value = true;
+};
+template <> struct dl_fold_order_matters<double, dl_sum<double>> {
+    static constexpr bool value = true;
+};
+
+/* Calls LAUNCHER::template run<T, Op>(args...) for (type, op); returns
+ * cudaErrorInvalidValue for values outside the enums (the host layer checks them first). */
+template <typename LAUNCHER, typename... ARGS>
+static int dl_dispatch(dlscan_type type, dlscan_op op, ARGS... args)
+{
+#define DL_DISPATCH_OPS(SUM_T, T)                                                              \
+    switch (op) {                                                                              \
+    case DLSCAN_SUM: return LAUNCHER::template run<SUM_T, dl_sum<SUM_T>>(args...);             \
+    case DLSCAN_MIN: return LAUNCHER::template run<T, dl_min<T>>(args...);                     \
+    case DLSCAN_MAX: return LAUNCHER::template run<T, dl_max<T>>(args...);                     \
+    default: return (int)cudaErrorInvalidValue;                                                \
+    }
+    switch (type) {
+    case DLSCAN_INT32: DL_DISPATCH_OPS(uint32_t, int32_t)
+    case DLSCAN_UINT32: DL_DISPATCH_OPS(uint32_t, uint32_t)
+    case DLSCAN_INT64: DL_DISPATCH_OPS(uint64_t, int64_t)
+    case DLSCAN_UINT64: DL_DISPATCH_OPS(uint64_t, uint64_t)
+    case DLSCAN_FLOAT32: DL_DISPATCH_OPS(float, float)
+    case DLSCAN_FLOAT64: DL_DISPATCH_OPS(double, double)
+    default: return (int)cudaErrorInvalidValue;
+    }
+#undef DL_DISPATCH_OPS
+}
+
+#endif /* DLSCAN_OPS_CUH */

@@ -1,0 +1,144 @@
+/*
+ * tile.cuh: the tile machinery every single-pass kernel shares, around the look-back of
+ * lookback.h:
+ *   dl_tile_take      thread 0 takes the block's tile from the handle's counter;
+ *   dl_tile_prefixes  turns each lane's per-row partials into exclusive prefixes over the
+ *                     whole input: warp scans, a block scan, then warp 0 publishes the
+ *                     tile's aggregate, looks back and publishes its inclusive prefix;
+ *   dl_tile_finish    counts the block done; the last block resets the counter and moves
+ *                     the epoch on, so the next call needs no initialization launch.
+ *
+ * Data layout the prefixes assume: warp w of the block owns a contiguous run of the tile;
+ * within it, row r comes before row r+1, and within a row lane l before lane l+1.
+ */
+#ifndef DLSCAN_TILE_CUH
+#define DLSCAN_TILE_CUH
+
+#include "lookback.h"
+
+/* Shared memory of one block. */
+template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
+    uint32_t tile;
+    uint32_t epoch;
+    T warp_prefix[WARPS]; /* first each warp's total, then its exclusive prefix in the tile */
+    T tile_prefix;        /* the tile's exclusive prefix, from the look-back */
+    T fold_buffer[LEFT_FOLD ? DL_FOLD_WINDOWS * DL_WINDOW : 1];
+};
+
+/* Takes this block's tile. Every block that this one may wait on took its tile before,
+ * and is therefore running: forward progress needs no assumption about the order in
+ * which the hardware schedules blocks. */
+template <typename SHARED>
+__device__ __forceinline__ void dl_tile_take(dl_control *control, SHARED &sh, uint32_t *tile,
+                                             uint32_t *epoch)
+{
+    if (threadIdx.x == 0) {
+        sh.tile = atomicAdd(&control->tiles_taken, 1u);
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(sh.epoch) : "l"(&control->epoch));
+    }
+    __syncthreads();
+    *tile = sh.tile;
+    *epoch = sh.epoch;
+}
+
+/* Inclusive scan over the 32 lanes of a warp (Kogge-Stone, a fixed order). */
+template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusive_scan(T x)
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const T earlier = __shfl_up_sync(0xffffffffu, x, offset);
+        if (lane >= offset)
+            x = Op()(earlier, x);
+    }
+    return x;
+}
+
+/*
+ * lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
+ * Writes row_prefix[r]: the exclusive prefix of the first of those items over the whole
+ * input, seed first. Every thread of the block calls it; it synchronizes the block twice.
+ */
+template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS>
+__device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
+                                                 const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
+                                                 uint32_t tile, uint32_t epoch, T seed,
+                                                 dl_word *descriptors, unsigned long long *stats)
+{
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+
+    /* Each row scanned across the warp's lanes; rows totalled. */
+    T lane_exclusive[ROWS];
+    T row_total[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const T inclusive = dl_warp_inclusive_scan<T, Op>(lane_sum[r]);
+        row_total[r] = __shfl_sync(0xffffffffu, inclusive, 31);
+        const T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+        lane_exclusive[r] = lane == 0 ? Op::identity() : before;
+    }
+    T warp_total = row_total[0];
+#pragma unroll
+    for (int r = 1; r < ROWS; ++r)
+        warp_total = Op()(warp_total, row_total[r]);
+    if (lane == 0)
+        sh.warp_prefix[warp] = warp_total;
+    __syncthreads();
+
+    /* Warp 0: the tile's aggregate and warp prefixes, then the descriptor protocol. */
+    if (warp == 0) {
+        const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
+        const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
+        const T aggregate = __shfl_sync(0xffffffffu, inclusive, WARPS - 1);
+        const T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+        if (lane < WARPS)
+            sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
+        T prefix = seed;
+        if (tile == 0) {
+            if (lane == 0)
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
+        } else {
+            /* Publish the aggregate before looking back: successors may fold it now. */
+            if (lane == 0)
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
+                                                       stats);
+            if (lane == 0)
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
+        }
+        if (lane == 0)
+            sh.tile_prefix = prefix;
+    }
+    __syncthreads();
+
+    T running = Op()(sh.tile_prefix, sh.warp_prefix[warp]);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        row_prefix[r] = Op()(running, lane_exclusive[r]);
+        running = Op()(running, row_total[r]);
+    }
+}
+
+/* Counts the block done. The last block of the call resets the tile counter and moves the
+ * epoch on (clearing every descriptor first when the epoch wraps); the next call on the
+ * stream starts after this kernel ends, and sees the reset. */
+__device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epoch,
+                                               dl_word *descriptors, uint64_t descriptor_words)
+{
+    if (threadIdx.x != 0)
+        return;
+    __threadfence(); /* this block's counter increment is ordered before its done count */
+    const uint32_t done_before = atomicAdd(&control->blocks_done, 1u);
+    if (!dl_is_last_worker(done_before, gridDim.x))
+        return;
+    __threadfence();
+    if (dl_epoch_wraps(epoch)) /* once in 2^30 calls */
+        for (uint64_t i = 0; i < descriptor_words; ++i)
+            descriptors[i] = 0;
+    control->tiles_taken = 0;
+    control->blocks_done = 0;
+    control->epoch = dl_epoch_next(epoch);
+}
+
+#endif /* DLSCAN_TILE_CUH */

@@ -1,0 +1,221 @@
+/*
+ * dlscan.h: the public C API of dlscan, a device-wide prefix scan for NVIDIA GPUs that
+ * runs as one kernel launch per call (single-pass scan with decoupled look-back,
+ * Merrill & Garland 2016), with a CPU backend that runs the same protocol on threads.
+ *
+ * Conventions, as in NCCL and zstd:
+ * - every call returns a dlscan_status; outputs go through pointers;
+ * - counts are size_t, inputs are const, the stream comes last;
+ * - GPU calls only enqueue work on `stream` and return: no host-device synchronization
+ *   and no allocation happen in a steady-state call, so a call can be captured in a
+ *   CUDA graph (call dlscan_reserve first, so that nothing has to grow while capturing);
+ * - on failure nothing is written to the output, the handle stays usable and
+ *   dlscan_last_error(h) says which argument or which CUDA call was wrong.
+ *
+ * A handle may be used by one host thread at a time, and its calls must be ordered:
+ * enqueue them on one stream, or order the streams yourself. Two handles may run at
+ * the same time on two streams.
+ */
+#ifndef DLSCAN_H
+#define DLSCAN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLSCAN_VERSION_MAJOR 0
+#define DLSCAN_VERSION_MINOR 1
+#define DLSCAN_VERSION_PATCH 0
+/* One number: major * 10000 + minor * 100 + patch. */
+#define DLSCAN_VERSION \
+    (DLSCAN_VERSION_MAJOR * 10000 + DLSCAN_VERSION_MINOR * 100 + DLSCAN_VERSION_PATCH)
+
+#if defined(DLSCAN_BUILDING_LIBRARY) && defined(__GNUC__)
+#define DLSCAN_API __attribute__((visibility("default")))
+#else
+#define DLSCAN_API
+#endif
+
+/* The CUDA runtime's stream type, declared here so that this header needs no CUDA header.
+ * The typedef is identical to the one in <driver_types.h>, so either order of includes
+ * works. */
+struct CUstream_st;
+typedef struct CUstream_st *cudaStream_t;
+
+/* The one list of statuses: it generates the enum below and dlscan_status_string().
+ * X(name, number, message). The numbers are fixed; new statuses are added at the end. */
+#define DLSCAN_STATUS_LIST(X)                                                                   \
+    X(DLSCAN_SUCCESS, 0, "success")                                                             \
+    X(DLSCAN_ERROR_INVALID_HANDLE, 1, "the handle is NULL")                                     \
+    X(DLSCAN_ERROR_INVALID_ARGUMENT, 2,                                                         \
+      "an argument is NULL or out of range; dlscan_last_error() names it")                      \
+    X(DLSCAN_ERROR_INVALID_TYPE, 3, "unknown dlscan_type")                                      \
+    X(DLSCAN_ERROR_INVALID_OP, 4, "unknown dlscan_op")                                          \
+    X(DLSCAN_ERROR_NOT_DEVICE_MEMORY, 5,                                                        \
+      "a pointer is not memory this handle can scan: device memory of the handle's device "    \
+      "for a GPU handle, host memory for a CPU handle")                                         \
+    X(DLSCAN_ERROR_MISALIGNED, 6, "a pointer is not aligned to the size of its element type")  \
+    X(DLSCAN_ERROR_OVERLAP, 7, "the input and output ranges overlap without being equal")      \
+    X(DLSCAN_ERROR_OUT_OF_BOUNDS, 8, "n elements run past the end of the pointer's allocation") \
+    X(DLSCAN_ERROR_NO_DEVICE, 9, "no usable CUDA device (or dlscan was built without CUDA)")   \
+    X(DLSCAN_ERROR_WRONG_DEVICE, 10,                                                            \
+      "the current CUDA device is not the device the handle was created on")                   \
+    X(DLSCAN_ERROR_OUT_OF_MEMORY, 11, "out of memory while growing the handle's storage")       \
+    X(DLSCAN_ERROR_CAPTURING, 12,                                                               \
+      "the handle's storage must grow while the stream is being captured; call "               \
+      "dlscan_reserve() before capturing")                                                      \
+    X(DLSCAN_ERROR_CUDA, 13, "a CUDA call failed; dlscan_last_error() has the CUDA error")      \
+    X(DLSCAN_ERROR_NOT_SUPPORTED, 14, "not supported by this handle's backend")                 \
+    X(DLSCAN_ERROR_SYSTEM, 15, "a system call failed (starting a thread)")
+
+typedef enum dlscan_status {
+#define DLSCAN_STATUS_ENUM_ENTRY(name, number, message) name = number,
+    DLSCAN_STATUS_LIST(DLSCAN_STATUS_ENUM_ENTRY)
+#undef DLSCAN_STATUS_ENUM_ENTRY
+} dlscan_status;
+
+/* Element types. Integer sums wrap around modulo 2^bits (two's complement). */
+typedef enum dlscan_type {
+    DLSCAN_INT32 = 0,
+    DLSCAN_UINT32 = 1,
+    DLSCAN_INT64 = 2,
+    DLSCAN_UINT64 = 3,
+    DLSCAN_FLOAT32 = 4,
+    DLSCAN_FLOAT64 = 5
+} dlscan_type;
+
+/* Operators, with their identities: sum 0; min the type's largest value (+inf for
+ * floats); max the type's smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
+ * and max(a, b) is `a < b ? b : a`, with a the earlier item; with NaNs in the input the
+ * result of min and max is unspecified. */
+typedef enum dlscan_op { DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2 } dlscan_op;
+
+/* An opaque handle: the backend (GPU or CPU), the descriptor storage it keeps between
+ * calls, its options and its last error message. */
+typedef struct dlscan_handle *dlscan_handle_t;
+
+/* ---- Versions and statuses ---- */
+
+/* The library's version, as DLSCAN_VERSION computes it; compare with the header's. */
+DLSCAN_API int dlscan_version(void);
+
+/* A fixed English sentence for a status; never NULL ("unknown dlscan_status" for numbers
+ * not in the list). */
+DLSCAN_API const char *dlscan_status_string(dlscan_status status);
+
+/* The detail of the last failed call on h: which argument, which CUDA error. The empty
+ * string after a successful call. Valid until the next call on h. With h == NULL it
+ * returns a fixed message saying so. */
+DLSCAN_API const char *dlscan_last_error(dlscan_handle_t h);
+
+/* ---- Handles ---- */
+
+/* Creates a GPU handle bound to the current CUDA device. Allocates the handle's control
+ * block on that device and synchronizes with it once. Returns DLSCAN_ERROR_NO_DEVICE
+ * (and *h = NULL) where no CUDA device can be used, DLSCAN_ERROR_INVALID_ARGUMENT if h
+ * is NULL. */
+DLSCAN_API dlscan_status dlscan_create(dlscan_handle_t *h);
+
+/* Creates a CPU handle: the same calls, run on host memory by `threads` threads (0: one
+ * per online core). A CPU call runs to completion before it returns; `stream` is
+ * ignored. Works without a GPU and in builds without CUDA. */
+DLSCAN_API dlscan_status dlscan_create_cpu(dlscan_handle_t *h, int threads);
+
+/* Frees the handle and its storage. Accepts NULL. For a GPU handle it waits for the
+ * device first (work still queued may be using the storage). */
+DLSCAN_API void dlscan_destroy(dlscan_handle_t h);
+
+/* Grows the handle's storage so that scans of up to n items of `type` never allocate.
+ * Call it before capturing calls into a CUDA graph. Synchronizes the device when it
+ * must grow. */
+DLSCAN_API dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type);
+
+/* Items per partition (tile) for `type` on this handle's backend. Tests and tools use
+ * it to pick sizes at tile edges. */
+DLSCAN_API dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items);
+
+/* "gpu" or "cpu"; "invalid" for NULL. */
+DLSCAN_API const char *dlscan_backend_name(dlscan_handle_t h);
+
+/* ---- Scans ---- */
+
+/* out[j] = in[0] op in[1] op ... op in[j], for j < n.
+ *
+ * d_in and d_out are device memory of the handle's device (host memory for a CPU
+ * handle), aligned to the element size. d_out == d_in scans in place; other overlaps
+ * are refused with DLSCAN_ERROR_OVERLAP. n == 0 succeeds and does nothing (NULL
+ * pointers are then allowed). n may exceed 2^32.
+ *
+ * For a GPU handle the call enqueues one kernel on `stream` and returns; the first call
+ * with a larger n than before may grow the handle's storage, which allocates and
+ * synchronizes (see dlscan_reserve). The result of float sums: see
+ * DLSCAN_OPTION_DETERMINISTIC.
+ *
+ * Errors: DLSCAN_ERROR_INVALID_HANDLE, _INVALID_ARGUMENT (a NULL pointer with n > 0, n too
+ * large), _INVALID_TYPE, _INVALID_OP, _NOT_DEVICE_MEMORY, _MISALIGNED, _OVERLAP,
+ * _OUT_OF_BOUNDS (n items run past the end of an allocation), _WRONG_DEVICE,
+ * _OUT_OF_MEMORY, _CAPTURING, _CUDA (the launch failed; the CUDA error is in
+ * dlscan_last_error). Errors from earlier asynchronous work are not detected here. */
+DLSCAN_API dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out,
+                                               size_t n, dlscan_type type, dlscan_op op,
+                                               cudaStream_t stream);
+
+/* out[0] = init, out[j] = init op in[0] op ... op in[j-1], for 0 < j < n.
+ *
+ * init points to one host value of `type`, read before the call returns; NULL means the
+ * operator's identity. Everything else as for dlscan_inclusive_scan. */
+DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out,
+                                               size_t n, dlscan_type type, dlscan_op op,
+                                               const void *init, cudaStream_t stream);
+
+/* ---- Options and diagnostics ---- */
+
+typedef enum dlscan_option {
+    /* 1 (default): float32 and float64 sums are bitwise identical from run to run on the
+     * same GPU with the same build: the look-back folds tile aggregates strictly left to
+     * right, so every prefix is the same left fold whichever predecessor the look-back
+     * stopped at. 0: the look-back folds a window as a tree, and the last bits of float
+     * sums may differ between runs. Other types and operators are exact either way.
+     * What is not fixed: results on another GPU model or build, or with another tile
+     * configuration, can differ in the last bits. Against a float64 scan of the same data
+     * a float sum differs by rounding only: at most about (log2(tile items) + number of
+     * tiles before the item) * eps * sum of |x| (first order). */
+    DLSCAN_OPTION_DETERMINISTIC = 1,
+    /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. */
+    DLSCAN_OPTION_LOOKBACK_STATS = 2,
+    /* Testing aid, CPU backend only: each tile sleeps a random 0..value microseconds at
+     * three points of the protocol, and one tile in 256 holds its aggregate back for 50
+     * times value, so that waits on X, long runs of A and stops at P all occur.
+     * Default 0. */
+    DLSCAN_OPTION_TEST_DELAY_US = 3,
+    /* Testing aid: sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests
+     * can reach the epoch's wrap-around. Synchronizes a GPU handle's device. */
+    DLSCAN_OPTION_TEST_EPOCH = 4
+} dlscan_option;
+
+DLSCAN_API dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value);
+DLSCAN_API dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long long *value);
+
+/* Look-back events counted since the handle was created or the counters reset, while
+ * DLSCAN_OPTION_LOOKBACK_STATS was 1. */
+typedef struct dlscan_lookback_stats {
+    unsigned long long lookbacks;         /* tiles that looked back (all but tile 0)        */
+    unsigned long long waits_on_x;        /* windows that held a not-ready descriptor (X)  */
+    unsigned long long aggregates_folded; /* aggregates (A) folded into an exclusive prefix  */
+    unsigned long long stops_at_p;        /* look-backs that ended at an inclusive prefix (P) */
+    unsigned long long windows_slid;      /* windows of 32 aggregates passed over            */
+    unsigned long long waits_for_p;       /* deterministic look-backs that filled their buffer
+                                              of windows and waited for one P instead        */
+} dlscan_lookback_stats;
+
+/* Reads the counters. For a GPU handle it waits for the handle's device. */
+DLSCAN_API dlscan_status dlscan_get_lookback_stats(dlscan_handle_t h, dlscan_lookback_stats *stats);
+DLSCAN_API dlscan_status dlscan_reset_lookback_stats(dlscan_handle_t h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLSCAN_H */

@@ -1,0 +1,298 @@
+/*
+ * api.c: the public entry points. Each checks its arguments, in the order the header
+ * documents, before anything is written or enqueued, then hands over to the handle's
+ * backend (gpu_backend.c or cpu_backend.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Tiles per call are counted in 32 bits and the GPU grid's x dimension holds 2^31 - 1. */
+#define DL_MAX_TILES 0x7fffffffull
+
+static dlscan_handle_t dl_handle_new(void)
+{
+    dlscan_handle_t h = calloc(1, sizeof *h);
+    if (h)
+        h->deterministic = 1;
+    return h;
+}
+
+dlscan_status dlscan_create(dlscan_handle_t *h)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_ARGUMENT;
+    *h = NULL;
+    dlscan_handle_t handle = dl_handle_new();
+    if (!handle)
+        return DLSCAN_ERROR_OUT_OF_MEMORY;
+    const dlscan_status status = dl_gpu_backend_init(handle);
+    if (status != DLSCAN_SUCCESS) {
+        free(handle);
+        return status;
+    }
+    *h = handle;
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dlscan_create_cpu(dlscan_handle_t *h, int threads)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_ARGUMENT;
+    *h = NULL;
+    if (threads < 0 || threads > 4096)
+        return DLSCAN_ERROR_INVALID_ARGUMENT;
+    dlscan_handle_t handle = dl_handle_new();
+    if (!handle)
+        return DLSCAN_ERROR_OUT_OF_MEMORY;
+    const dlscan_status status = dl_cpu_backend_init(handle, threads);
+    if (status != DLSCAN_SUCCESS) {
+        free(handle);
+        return status;
+    }
+    *h = handle;
+    return DLSCAN_SUCCESS;
+}
+
+void dlscan_destroy(dlscan_handle_t h)
+{
+    if (!h)
+        return;
+    h->backend->destroy(h);
+    free(h);
+}
+
+const char *dlscan_backend_name(dlscan_handle_t h) { return h ? h->backend->name : "invalid"; }
+
+static dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type)
+{
+    if (!dl_type_valid(type))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
+                       "type = %d is not a dlscan_type (DLSCAN_INT32 = 0 .. DLSCAN_FLOAT64 = 5)",
+                       (int)type);
+    return DLSCAN_SUCCESS;
+}
+
+static size_t dl_tiles_for(dlscan_handle_t h, size_t n, dlscan_type type)
+{
+    const size_t tile = h->backend->tile_items(type);
+    return n / tile + (n % tile != 0);
+}
+
+static dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type)
+{
+    const size_t size = dl_type_size(type);
+    const size_t tile = h->backend->tile_items(type);
+    size_t max_n = SIZE_MAX / size;
+    if (max_n / tile > DL_MAX_TILES)
+        max_n = (size_t)DL_MAX_TILES * tile;
+    if (n > max_n)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "n = %zu is more than the %zu %s items one call can scan", n, max_n,
+                       dl_type_name(type));
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t size, const char *what)
+{
+    if (!p)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
+    if ((uintptr_t)p % size)
+        return dl_fail(h, DLSCAN_ERROR_MISALIGNED,
+                       "%s = %p is not aligned to %zu bytes, the size of its elements", what, p,
+                       size);
+    return DLSCAN_SUCCESS;
+}
+
+static int dl_ranges_overlap(const void *a, const void *b, size_t bytes)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < bytes : x - y < bytes;
+}
+
+/* The checks every call that reads n items from d_in and writes them to d_out shares. */
+static dlscan_status dl_check_in_out(dlscan_handle_t h, const void *in, const void *out, size_t n,
+                                     dlscan_type type)
+{
+    const size_t size = dl_type_size(type);
+    dlscan_status status;
+    if ((status = dl_check_count(h, n, type)) != DLSCAN_SUCCESS ||
+        (status = dl_check_pointer(h, in, size, "d_in")) != DLSCAN_SUCCESS ||
+        (status = dl_check_pointer(h, out, size, "d_out")) != DLSCAN_SUCCESS)
+        return status;
+    const size_t bytes = n * size;
+    if (in != out && dl_ranges_overlap(in, out, bytes))
+        return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                       "d_in = %p and d_out = %p are %zu bytes long and overlap; pass d_out == "
+                       "d_in to scan in place",
+                       in, out, bytes);
+    if ((status = h->backend->check_range(h, in, bytes, "d_in")) != DLSCAN_SUCCESS)
+        return status;
+    if (out != in)
+        return h->backend->check_range(h, out, bytes, "d_out");
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_scan(dlscan_handle_t h, const void *in, void *out, size_t n,
+                             dlscan_type type, dlscan_op op, int exclusive, const void *init,
+                             cudaStream_t stream)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status = dl_check_type(h, type);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (!dl_op_valid(op))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_OP,
+                       "op = %d is not a dlscan_op (DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2)",
+                       (int)op);
+    if (n == 0)
+        return DLSCAN_SUCCESS;
+    if ((status = dl_check_in_out(h, in, out, n, type)) != DLSCAN_SUCCESS ||
+        (status = h->backend->reserve(h, dl_tiles_for(h, n, type), dl_words_per_tile(type),
+                                       stream)) !=
+            DLSCAN_SUCCESS)
+        return status;
+
+    dl_scan_request request = {in, out, n, type, op, exclusive, dl_identity_bits(type, op), stream};
+    if (exclusive && init) {
+        if (dl_type_size(type) == 4) {
+            uint32_t bits;
+            memcpy(&bits, init, sizeof bits);
+            request.seed_bits = bits;
+        } else {
+            memcpy(&request.seed_bits, init, sizeof request.seed_bits);
+        }
+    }
+    return h->backend->scan(h, &request);
+}
+
+dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
+                                    dlscan_type type, dlscan_op op, cudaStream_t stream)
+{
+    return dl_scan(h, d_in, d_out, n, type, op, 0, NULL, stream);
+}
+
+dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
+                                    dlscan_type type, dlscan_op op, const void *init,
+                                    cudaStream_t stream)
+{
+    return dl_scan(h, d_in, d_out, n, type, op, 1, init, stream);
+}
+
+dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status = dl_check_type(h, type);
+    if (status == DLSCAN_SUCCESS)
+        status = dl_check_count(h, n, type);
+    if (status != DLSCAN_SUCCESS || n == 0)
+        return status;
+    return h->backend->reserve(h, dl_tiles_for(h, n, type), dl_words_per_tile(type), NULL);
+}
+
+dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    const dlscan_status status = dl_check_type(h, type);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (!items)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "items is NULL");
+    *items = h->backend->tile_items(type);
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_check_flag(dlscan_handle_t h, const char *name, long long value)
+{
+    if (value != 0 && value != 1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "%s takes 0 or 1, not %lld", name, value);
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status;
+    switch (option) {
+    case DLSCAN_OPTION_DETERMINISTIC:
+        if ((status = dl_check_flag(h, "DLSCAN_OPTION_DETERMINISTIC", value)) == DLSCAN_SUCCESS)
+            h->deterministic = (int)value;
+        return status;
+    case DLSCAN_OPTION_LOOKBACK_STATS:
+        if ((status = dl_check_flag(h, "DLSCAN_OPTION_LOOKBACK_STATS", value)) == DLSCAN_SUCCESS)
+            h->count_stats = (int)value;
+        return status;
+    case DLSCAN_OPTION_TEST_DELAY_US:
+        if (value < 0 || value > 1000000)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_OPTION_TEST_DELAY_US takes 0 .. 1000000, not %lld", value);
+        if (value && strcmp(h->backend->name, "cpu") != 0)
+            return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                           "DLSCAN_OPTION_TEST_DELAY_US is for CPU handles only");
+        h->test_delay_us = value;
+        return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_TEST_EPOCH:
+        if (!dl_epoch_valid(value))
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_OPTION_TEST_EPOCH takes %u .. %u, not %lld", DL_EPOCH_FIRST,
+                           DL_EPOCH_LAST, value);
+        return h->backend->set_epoch(h, (uint32_t)value);
+    }
+    return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",
+                   (int)option);
+}
+
+dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long long *value)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    if (!value)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "value is NULL");
+    switch (option) {
+    case DLSCAN_OPTION_DETERMINISTIC: *value = h->deterministic; return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_LOOKBACK_STATS: *value = h->count_stats; return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_TEST_DELAY_US: *value = h->test_delay_us; return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_TEST_EPOCH:
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "DLSCAN_OPTION_TEST_EPOCH can only be set");
+    }
+    return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",
+                   (int)option);
+}
+
+dlscan_status dlscan_get_lookback_stats(dlscan_handle_t h, dlscan_lookback_stats *stats)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    if (!stats)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "stats is NULL");
+    unsigned long long counts[DL_STAT_COUNT];
+    const dlscan_status status = h->backend->read_stats(h, counts);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    stats->lookbacks = counts[DL_STAT_LOOKBACKS];
+    stats->waits_on_x = counts[DL_STAT_WAITS_ON_X];
+    stats->aggregates_folded = counts[DL_STAT_AGGREGATES_FOLDED];
+    stats->stops_at_p = counts[DL_STAT_STOPS_AT_P];
+    stats->windows_slid = counts[DL_STAT_WINDOWS_SLID];
+    stats->waits_for_p = counts[DL_STAT_WAITS_FOR_P];
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dlscan_reset_lookback_stats(dlscan_handle_t h)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    return h->backend->reset_stats(h);
+}

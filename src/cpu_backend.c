@@ -1,0 +1,272 @@
+/*
+ * cpu_backend.c: the CPU backend: the GPU's single-pass protocol on host threads.
+ *
+ * Threads play the thread blocks. The calling thread and up to threads-1 helpers take
+ * tiles from an atomic counter, publish descriptors with C11 atomics (release/acquire)
+ * and look back over windows of 32 predecessors with dl_cpu_lookback() from
+ * device/lookback.h, the file the GPU kernel includes for the same protocol. The last
+ * worker to finish resets the counter and moves the epoch on, as the GPU's last block
+ * does. A call returns when its scan is complete.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu_ops.h"
+#include "internal.h"
+
+#define DL_CPU_TILE_ITEMS 8192
+
+typedef struct dl_cpu_job dl_cpu_job;
+
+typedef struct dl_cpu_worker {
+    dl_cpu_job *job;
+    uint32_t random; /* for test delays */
+    pthread_t thread;
+    int started;
+} dl_cpu_worker;
+
+typedef struct dl_cpu_state {
+    int threads;
+    dl_cpu_worker *workers;  /* `threads` of them, allocated once */
+    _Atomic(dl_word) *descriptors;
+    size_t descriptor_words;
+    _Atomic uint32_t tiles_taken;  /* the tile counter */
+    _Atomic uint32_t workers_done; /* workers of the running call that finished */
+    _Atomic uint32_t epoch;
+    _Atomic(unsigned long long) stats[DL_STAT_COUNT];
+} dl_cpu_state;
+
+/* One call, as its workers see it. */
+struct dl_cpu_job {
+    dl_cpu_state *state;
+    const dl_cpu_ops *ops;
+    const char *in;
+    char *out;
+    size_t n;
+    size_t item_size;
+    uint32_t tiles;
+    uint32_t workers;
+    uint64_t seed;
+    uint64_t identity;
+    int exclusive;
+    long long delay_us;
+    dl_cpu_lookback_ctx lookback;
+};
+
+static dl_cpu_state *dl_cpu(dlscan_handle_t h) { return (dl_cpu_state *)h->backend_state; }
+
+static size_t dl_cpu_tile_items(dlscan_type type)
+{
+    (void)type;
+    return DL_CPU_TILE_ITEMS;
+}
+
+static dlscan_status dl_cpu_check_range(dlscan_handle_t h, const void *p, size_t bytes,
+                                        const char *what)
+{
+    (void)bytes;
+    if (dl_is_device_pointer(p))
+        return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY,
+                       "%s = %p is device memory; a CPU handle scans host memory", what, p);
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_cpu_reserve(dlscan_handle_t h, size_t tiles, int words_per_tile,
+                                    cudaStream_t stream)
+{
+    (void)stream;
+    dl_cpu_state *s = dl_cpu(h);
+    const size_t needed = tiles * (size_t)words_per_tile;
+    if (needed <= s->descriptor_words)
+        return DLSCAN_SUCCESS;
+    const size_t words = needed + needed / 2;
+    /* Zeroed storage: epoch 0, never used, so every descriptor reads as X. */
+    _Atomic(dl_word) *grown = calloc(words, sizeof *grown);
+    if (!grown)
+        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY,
+                       "allocating descriptor storage for %zu tiles failed", tiles);
+    free(s->descriptors);
+    s->descriptors = grown;
+    s->descriptor_words = words;
+    return DLSCAN_SUCCESS;
+}
+
+/* A random pause of 0 .. job->delay_us microseconds, or, held, exactly 50 times that
+ * (testing aid). */
+static void dl_cpu_test_delay(dl_cpu_worker *w, int held)
+{
+    if (!w->job->delay_us)
+        return;
+    w->random ^= w->random << 13; /* xorshift32 */
+    w->random ^= w->random >> 17;
+    w->random ^= w->random << 5;
+    const long long us = held ? 50 * w->job->delay_us
+                              : (long long)(w->random % (uint32_t)(w->job->delay_us + 1));
+    const struct timespec pause = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&pause, NULL);
+}
+
+/* Counts the worker done; the last one resets the counter and moves the epoch on. */
+static void dl_cpu_finish(dl_cpu_job *job)
+{
+    dl_cpu_state *s = job->state;
+    const uint32_t done_before = atomic_fetch_add_explicit(&s->workers_done, 1, memory_order_acq_rel);
+    if (!dl_is_last_worker(done_before, job->workers))
+        return;
+    const uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+    if (dl_epoch_wraps(epoch))
+        for (size_t i = 0; i < s->descriptor_words; ++i)
+            atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&s->tiles_taken, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->workers_done, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
+}
+
+/* One worker: tiles from the counter until none are left (steps in lookback.h). */
+static void *dl_cpu_work(void *argument)
+{
+    dl_cpu_worker *w = argument;
+    dl_cpu_job *job = w->job;
+    const dl_cpu_lookback_ctx *lookback = &job->lookback;
+    for (;;) {
+        const uint32_t tile = atomic_fetch_add_explicit(&job->state->tiles_taken, 1,
+                                                        memory_order_relaxed);
+        if (tile >= job->tiles)
+            break;
+        const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
+        const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
+        const void *in = job->in + first * job->item_size;
+        void *out = job->out + first * job->item_size;
+        /* One tile in 256 holds its aggregate back: up to 255 successors pile up as A. */
+        dl_cpu_test_delay(w, tile % 256 == 1);
+        const uint64_t aggregate = job->ops->reduce(in, count, job->identity);
+        uint64_t prefix = job->seed;
+        if (tile == 0) {
+            dl_cpu_publish(lookback, 0, DL_STATUS_P, job->ops->combine(job->seed, aggregate));
+        } else {
+            dl_cpu_publish(lookback, tile, DL_STATUS_A, aggregate);
+            dl_cpu_test_delay(w, 0);
+            prefix = dl_cpu_lookback(lookback, tile);
+            dl_cpu_publish(lookback, tile, DL_STATUS_P, job->ops->combine(prefix, aggregate));
+        }
+        dl_cpu_test_delay(w, 0);
+        job->ops->scan(in, out, count, prefix, job->exclusive);
+    }
+    dl_cpu_finish(job);
+    return NULL;
+}
+
+static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
+{
+    dl_cpu_state *s = dl_cpu(h);
+    const uint32_t tiles = (uint32_t)(r->n / DL_CPU_TILE_ITEMS + (r->n % DL_CPU_TILE_ITEMS != 0));
+    dl_cpu_job job = {
+        .state = s,
+        .ops = dl_cpu_ops_for(r->type, r->op),
+        .in = r->in,
+        .out = r->out,
+        .n = r->n,
+        .item_size = dl_type_size(r->type),
+        .tiles = tiles,
+        .workers = tiles < (uint32_t)s->threads ? tiles : (uint32_t)s->threads,
+        .seed = r->seed_bits,
+        .identity = dl_identity_bits(r->type, r->op),
+        .exclusive = r->exclusive,
+        .delay_us = h->test_delay_us,
+    };
+    job.lookback = (dl_cpu_lookback_ctx){
+        .descriptors = s->descriptors,
+        .words = dl_words_per_tile(r->type),
+        .epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed),
+        .combine = job.ops->combine,
+        .identity = job.identity,
+        .stats = h->count_stats ? s->stats : NULL,
+    };
+    for (uint32_t i = 0; i < job.workers; ++i) {
+        dl_cpu_worker *w = &s->workers[i];
+        w->job = &job;
+        w->random = 2654435761u * (i + 1) ^ job.lookback.epoch;
+        w->started = 0;
+    }
+    /* Helpers first, then the calling thread works as worker 0. A helper that cannot start
+     * counts itself done at once: the others take its tiles. */
+    for (uint32_t i = 1; i < job.workers; ++i) {
+        dl_cpu_worker *w = &s->workers[i];
+        w->started = pthread_create(&w->thread, NULL, dl_cpu_work, w) == 0;
+        if (!w->started)
+            dl_cpu_finish(&job);
+    }
+    dl_cpu_work(&s->workers[0]);
+    for (uint32_t i = 1; i < job.workers; ++i)
+        if (s->workers[i].started)
+            pthread_join(s->workers[i].thread, NULL);
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_cpu_read_stats(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT])
+{
+    for (int i = 0; i < DL_STAT_COUNT; ++i)
+        stats[i] = atomic_load_explicit(&dl_cpu(h)->stats[i], memory_order_relaxed);
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_cpu_reset_stats(dlscan_handle_t h)
+{
+    for (int i = 0; i < DL_STAT_COUNT; ++i)
+        atomic_store_explicit(&dl_cpu(h)->stats[i], 0, memory_order_relaxed);
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_cpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
+{
+    atomic_store_explicit(&dl_cpu(h)->epoch, epoch, memory_order_relaxed);
+    return DLSCAN_SUCCESS;
+}
+
+static void dl_cpu_destroy(dlscan_handle_t h)
+{
+    dl_cpu_state *s = dl_cpu(h);
+    free(s->descriptors);
+    free(s->workers);
+    free(s);
+}
+
+static const dl_backend dl_cpu_backend = {
+    "cpu",
+    dl_cpu_tile_items,
+    dl_cpu_check_range,
+    dl_cpu_reserve,
+    dl_cpu_scan,
+    dl_cpu_read_stats,
+    dl_cpu_reset_stats,
+    dl_cpu_set_epoch,
+    dl_cpu_destroy,
+};
+
+dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)
+{
+    if (threads == 0) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)cores : 1;
+    }
+    dl_cpu_state *s = calloc(1, sizeof *s);
+    dl_cpu_worker *workers = calloc((size_t)threads, sizeof *workers);
+    if (!s || !workers) {
+        free(s);
+        free(workers);
+        return DLSCAN_ERROR_OUT_OF_MEMORY;
+    }
+    s->threads = threads;
+    s->workers = workers;
+    atomic_init(&s->tiles_taken, 0);
+    atomic_init(&s->workers_done, 0);
+    atomic_init(&s->epoch, DL_EPOCH_FIRST);
+    for (int i = 0; i < DL_STAT_COUNT; ++i)
+        atomic_init(&s->stats[i], 0);
+    h->backend = &dl_cpu_backend;
+    h->backend_state = s;
+    return DLSCAN_SUCCESS;
+}

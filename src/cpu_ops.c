@@ -1,0 +1,112 @@
+/*
+ * cpu_ops.c: the CPU backend's loops, one set per element type and operator, stamped out
+ * by DL_CPU_OPS. Signed integer sums run on the unsigned type of the same size: two's-
+ * complement wrap-around without undefined behaviour (as on the GPU).
+ */
+#include <string.h>
+
+#include "cpu_ops.h"
+
+#define DL_SUM(a, b) ((a) + (b))
+#define DL_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define DL_MAX(a, b) ((a) < (b) ? (b) : (a))
+
+/* Partial accumulators of a reduction: independent chains the compiler can vectorize,
+ * combined in a fixed order at the end. */
+#define DL_LANES 8
+
+#define DL_CPU_OPS(NAME, T, COMBINE)                                                              \
+    static T NAME##_from_bits(uint64_t bits)                                                     \
+    {                                                                                             \
+        T value;                                                                                  \
+        if (sizeof(T) == 4) {                                                                     \
+            const uint32_t low = (uint32_t)bits;                                                  \
+            memcpy(&value, &low, sizeof low);                                                     \
+        } else {                                                                                  \
+            memcpy(&value, &bits, sizeof bits);                                                   \
+        }                                                                                         \
+        return value;                                                                             \
+    }                                                                                             \
+    static uint64_t NAME##_to_bits(T value)                                                      \
+    {                                                                                             \
+        if (sizeof(T) == 4) {                                                                     \
+            uint32_t low;                                                                         \
+            memcpy(&low, &value, sizeof low);                                                     \
+            return low;                                                                           \
+        }                                                                                         \
+        uint64_t bits;                                                                            \
+        memcpy(&bits, &value, sizeof bits);                                                       \
+        return bits;                                                                              \
+    }                                                                                             \
+    static uint64_t NAME##_combine(uint64_t earlier, uint64_t later)                             \
+    {                                                                                             \
+        return NAME##_to_bits(COMBINE(NAME##_from_bits(earlier), NAME##_from_bits(later)));      \
+    }                                                                                             \
+    static uint64_t NAME##_reduce(const void *in, size_t n, uint64_t identity_bits)               \
+    {                                                                                             \
+        const T *x = in;                                                                          \
+        const T identity = NAME##_from_bits(identity_bits);                                      \
+        T lanes[DL_LANES];                                                                        \
+        for (int k = 0; k < DL_LANES; ++k)                                                        \
+            lanes[k] = identity;                                                                  \
+        size_t i = 0;                                                                             \
+        for (; i + DL_LANES <= n; i += DL_LANES)                                                  \
+            for (int k = 0; k < DL_LANES; ++k)                                                    \
+                lanes[k] = COMBINE(lanes[k], x[i + k]);                                           \
+        T total = lanes[0];                                                                       \
+        for (int k = 1; k < DL_LANES; ++k)                                                        \
+            total = COMBINE(total, lanes[k]);                                                     \
+        for (; i < n; ++i)                                                                        \
+            total = COMBINE(total, x[i]);                                                         \
+        return NAME##_to_bits(total);                                                             \
+    }                                                                                             \
+    static void NAME##_scan(const void *in, void *out, size_t n, uint64_t prefix_bits,            \
+                            int exclusive)                                                        \
+    {                                                                                             \
+        const T *x = in;                                                                          \
+        T *y = out;                                                                               \
+        T running = NAME##_from_bits(prefix_bits);                                               \
+        if (exclusive) {                                                                          \
+            for (size_t i = 0; i < n; ++i) {                                                      \
+                const T item = x[i];                                                              \
+                y[i] = running;                                                                   \
+                running = COMBINE(running, item);                                                 \
+            }                                                                                     \
+        } else {                                                                                  \
+            for (size_t i = 0; i < n; ++i) {                                                      \
+                running = COMBINE(running, x[i]);                                                 \
+                y[i] = running;                                                                   \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static const dl_cpu_ops NAME = {NAME##_combine, NAME##_reduce, NAME##_scan};
+
+DL_CPU_OPS(dl_u32_sum, uint32_t, DL_SUM)
+DL_CPU_OPS(dl_i32_min, int32_t, DL_MIN)
+DL_CPU_OPS(dl_i32_max, int32_t, DL_MAX)
+DL_CPU_OPS(dl_u32_min, uint32_t, DL_MIN)
+DL_CPU_OPS(dl_u32_max, uint32_t, DL_MAX)
+DL_CPU_OPS(dl_u64_sum, uint64_t, DL_SUM)
+DL_CPU_OPS(dl_i64_min, int64_t, DL_MIN)
+DL_CPU_OPS(dl_i64_max, int64_t, DL_MAX)
+DL_CPU_OPS(dl_u64_min, uint64_t, DL_MIN)
+DL_CPU_OPS(dl_u64_max, uint64_t, DL_MAX)
+DL_CPU_OPS(dl_f32_sum, float, DL_SUM)
+DL_CPU_OPS(dl_f32_min, float, DL_MIN)
+DL_CPU_OPS(dl_f32_max, float, DL_MAX)
+DL_CPU_OPS(dl_f64_sum, double, DL_SUM)
+DL_CPU_OPS(dl_f64_min, double, DL_MIN)
+DL_CPU_OPS(dl_f64_max, double, DL_MAX)
+
+const dl_cpu_ops *dl_cpu_ops_for(dlscan_type type, dlscan_op op)
+{
+    /* [type][op], in the enums' order: sum, min, max. */
+    static const dl_cpu_ops *const table[6][3] = {
+        {&dl_u32_sum, &dl_i32_min, &dl_i32_max}, {&dl_u32_sum, &dl_u32_min, &dl_u32_max},
+        {&dl_u64_sum, &dl_i64_min, &dl_i64_max}, {&dl_u64_sum, &dl_u64_min, &dl_u64_max},
+        {&dl_f32_sum, &dl_f32_min, &dl_f32_max}, {&dl_f64_sum, &dl_f64_min, &dl_f64_max},
+    };
+    if ((unsigned)type >= 6 || (unsigned)op >= 3)
+        return NULL;
+    return table[type][op];
+}

@@ -1,0 +1,252 @@
+/*
+ * gpu_backend.c: the GPU backend. It owns the handle's device storage (a control block
+ * with the tile counter and epoch, and the descriptors, grown when a call needs more),
+ * checks that pointers are device memory of the handle's device and long enough, and
+ * enqueues the one scan kernel per call (device/scan_kernel.cu).
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "launch.h"
+
+typedef CUresult (*dl_get_address_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr p);
+
+typedef struct dl_gpu_state {
+    int device;
+    dl_control *control;     /* device memory */
+    dl_word *descriptors;    /* device memory, zeroed when allocated */
+    size_t descriptor_words; /* capacity */
+    dl_get_address_range_fn get_address_range; /* the driver's cuMemGetAddressRange, or NULL */
+} dl_gpu_state;
+
+static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
+
+/* Reports a failed CUDA call (and clears the runtime's last error, if it is not sticky). */
+static dlscan_status dl_cuda_fail(dlscan_handle_t h, cudaError_t error, const char *what)
+{
+    (void)cudaGetLastError();
+    return dl_fail(h,
+                   error == cudaErrorMemoryAllocation ? DLSCAN_ERROR_OUT_OF_MEMORY
+                                                      : DLSCAN_ERROR_CUDA,
+                   "%s failed: %s (%s)", what, cudaGetErrorName(error), cudaGetErrorString(error));
+}
+
+static dlscan_status dl_gpu_check_device(dlscan_handle_t h)
+{
+    int current = -1;
+    const cudaError_t error = cudaGetDevice(&current);
+    if (error != cudaSuccess)
+        return dl_cuda_fail(h, error, "cudaGetDevice");
+    if (current != dl_gpu(h)->device)
+        return dl_fail(h, DLSCAN_ERROR_WRONG_DEVICE,
+                       "the current CUDA device is %d, but the handle was created on device %d; "
+                       "call cudaSetDevice(%d) first",
+                       current, dl_gpu(h)->device, dl_gpu(h)->device);
+    return DLSCAN_SUCCESS;
+}
+
+static size_t dl_gpu_tile_items_for(dlscan_type type) { return dl_gpu_tile_items(type); }
+
+static const char *dl_memory_type_name(enum cudaMemoryType type)
+{
+    switch (type) {
+    case cudaMemoryTypeUnregistered: return "unregistered host";
+    case cudaMemoryTypeHost: return "pinned host";
+    case cudaMemoryTypeDevice: return "device";
+    case cudaMemoryTypeManaged: return "managed";
+    }
+    return "unknown";
+}
+
+static dlscan_status dl_gpu_check_range(dlscan_handle_t h, const void *p, size_t bytes,
+                                        const char *what)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    dlscan_status status = dl_gpu_check_device(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    struct cudaPointerAttributes attributes;
+    const cudaError_t error = cudaPointerGetAttributes(&attributes, p);
+    if (error != cudaSuccess) {
+        (void)cudaGetLastError();
+        return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY, "%s = %p is not memory CUDA knows: %s",
+                       what, p, cudaGetErrorString(error));
+    }
+    if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+        return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY,
+                       "%s = %p is %s memory; a GPU handle scans device (or managed) memory", what,
+                       p, dl_memory_type_name(attributes.type));
+    if (attributes.type == cudaMemoryTypeDevice && attributes.device != s->device)
+        return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY,
+                       "%s = %p is memory of device %d, but the handle is on device %d", what, p,
+                       attributes.device, s->device);
+    CUdeviceptr base;
+    size_t size;
+    if (s->get_address_range &&
+        s->get_address_range(&base, &size, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS) {
+        const size_t left = (size_t)(base + size - (CUdeviceptr)(uintptr_t)p);
+        if (bytes > left)
+            return dl_fail(h, DLSCAN_ERROR_OUT_OF_BOUNDS,
+                           "%s = %p: the call reads or writes %zu bytes from there, but its "
+                           "allocation ends %zu bytes later",
+                           what, p, bytes, left);
+    }
+    return DLSCAN_SUCCESS;
+}
+
+/* Grows the descriptors to hold `tiles` tiles. Growing frees the old storage (after the
+ * device is idle, as queued kernels may use it) and zeroes the new one: epoch 0, never
+ * used, so every descriptor reads as X. */
+static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_per_tile,
+                                    cudaStream_t stream)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    const size_t needed = tiles * (size_t)words_per_tile;
+    if (needed <= s->descriptor_words)
+        return DLSCAN_SUCCESS;
+    dlscan_status status = dl_gpu_check_device(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t error = cudaStreamIsCapturing(stream, &capture);
+    if (error != cudaSuccess)
+        return dl_cuda_fail(h, error, "cudaStreamIsCapturing");
+    if (capture != cudaStreamCaptureStatusNone)
+        return dl_fail(h, DLSCAN_ERROR_CAPTURING,
+                       "this call needs descriptor storage for %zu tiles, the handle has %zu; "
+                       "call dlscan_reserve() with the largest n before capturing",
+                       tiles, s->descriptor_words / (size_t)words_per_tile);
+
+    const size_t words = needed + needed / 2; /* room to grow a little without reallocating */
+    dl_word *grown = NULL;
+    if ((error = cudaMalloc((void **)&grown, words * sizeof *grown)) != cudaSuccess)
+        return dl_cuda_fail(h, error, "cudaMalloc of the descriptor storage");
+    if ((error = cudaMemset(grown, 0, words * sizeof *grown)) != cudaSuccess ||
+        (error = cudaDeviceSynchronize()) != cudaSuccess) {
+        cudaFree(grown);
+        return dl_cuda_fail(h, error, "zeroing the descriptor storage");
+    }
+    cudaFree(s->descriptors);
+    s->descriptors = grown;
+    s->descriptor_words = words;
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    const dl_scan_params params = {r->in,          r->out,        r->n,
+                                   r->seed_bits,   s->descriptors, s->descriptor_words,
+                                   s->control,     r->exclusive,  h->count_stats};
+    const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
+    if (error != cudaSuccess)
+        return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
+    return DLSCAN_SUCCESS;
+}
+
+/* Diagnostics wait for the device, then copy. */
+static dlscan_status dl_gpu_idle(dlscan_handle_t h)
+{
+    dlscan_status status = dl_gpu_check_device(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    const cudaError_t error = cudaDeviceSynchronize();
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "cudaDeviceSynchronize");
+}
+
+static dlscan_status dl_gpu_read_stats(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT])
+{
+    dlscan_status status = dl_gpu_idle(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    const cudaError_t error = cudaMemcpy(stats, dl_gpu(h)->control->stats,
+                                         sizeof(unsigned long long) * DL_STAT_COUNT,
+                                         cudaMemcpyDeviceToHost);
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "reading the counters");
+}
+
+static dlscan_status dl_gpu_reset_stats(dlscan_handle_t h)
+{
+    static const unsigned long long zeros[DL_STAT_COUNT];
+    dlscan_status status = dl_gpu_idle(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    const cudaError_t error = cudaMemcpy(dl_gpu(h)->control->stats, zeros, sizeof zeros,
+                                         cudaMemcpyHostToDevice);
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "resetting the counters");
+}
+
+static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
+{
+    dlscan_status status = dl_gpu_idle(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    const cudaError_t error = cudaMemcpy(&dl_gpu(h)->control->epoch, &epoch, sizeof epoch,
+                                         cudaMemcpyHostToDevice);
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the epoch");
+}
+
+static void dl_gpu_destroy(dlscan_handle_t h)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    cudaFree(s->descriptors); /* cudaFree waits for the device */
+    cudaFree(s->control);
+    free(s);
+}
+
+static const dl_backend dl_gpu_backend = {
+    "gpu",
+    dl_gpu_tile_items_for,
+    dl_gpu_check_range,
+    dl_gpu_reserve,
+    dl_gpu_scan,
+    dl_gpu_read_stats,
+    dl_gpu_reset_stats,
+    dl_gpu_set_epoch,
+    dl_gpu_destroy,
+};
+
+dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
+{
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        return dl_fail(h, DLSCAN_ERROR_NO_DEVICE, "no CUDA device: %s",
+                       error == cudaSuccess ? "none found" : cudaGetErrorString(error));
+    }
+    dl_gpu_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return DLSCAN_ERROR_OUT_OF_MEMORY;
+    h->backend = &dl_gpu_backend;
+    h->backend_state = s;
+    const dl_control initial = {.epoch = DL_EPOCH_FIRST};
+    if ((error = cudaGetDevice(&s->device)) != cudaSuccess ||
+        (error = cudaMalloc((void **)&s->control, sizeof *s->control)) != cudaSuccess ||
+        (error = cudaMemcpy(s->control, &initial, sizeof initial, cudaMemcpyHostToDevice)) !=
+            cudaSuccess) {
+        cudaFree(s->control);
+        free(s);
+        return dl_cuda_fail(h, error, "creating the handle's control block");
+    }
+    enum cudaDriverEntryPointQueryResult found;
+    void *function = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault,
+                                         &found) == cudaSuccess &&
+        found == cudaDriverEntryPointSuccess)
+        s->get_address_range = (dl_get_address_range_fn)function;
+    (void)cudaGetLastError();
+    return DLSCAN_SUCCESS;
+}
+
+int dl_is_device_pointer(const void *p)
+{
+    struct cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return attributes.type == cudaMemoryTypeDevice;
+}

@@ -1,0 +1,79 @@
+/*
+ * internal.h: what the host layer's files share: the handle, the interface each backend
+ * (GPU, CPU) implements, error reporting and facts about element types.
+ */
+#ifndef DLSCAN_INTERNAL_H
+#define DLSCAN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlscan.h"
+#include "lookback.h"
+
+/* A checked scan request, as the backends receive it. */
+typedef struct dl_scan_request {
+    const void *in;
+    void *out;
+    size_t n; /* > 0 */
+    dlscan_type type;
+    dlscan_op op;
+    int exclusive;
+    uint64_t seed_bits; /* exclusive: init (or the identity); inclusive: the identity */
+    cudaStream_t stream;
+} dl_scan_request;
+
+/* What a backend does. Every function gets a valid handle and checked arguments; each
+ * reports its own errors through dl_fail(). */
+typedef struct dl_backend {
+    const char *name;
+    size_t (*tile_items)(dlscan_type type);
+    /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
+    dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
+    /* Grows the descriptor storage to `tiles` tiles; `stream` is the call's (NULL from
+     * dlscan_reserve), for the GPU's capture check. */
+    dlscan_status (*reserve)(dlscan_handle_t h, size_t tiles, int words_per_tile,
+                             cudaStream_t stream);
+    dlscan_status (*scan)(dlscan_handle_t h, const dl_scan_request *request);
+    dlscan_status (*read_stats)(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT]);
+    dlscan_status (*reset_stats)(dlscan_handle_t h);
+    dlscan_status (*set_epoch)(dlscan_handle_t h, uint32_t epoch);
+    void (*destroy)(dlscan_handle_t h);
+} dl_backend;
+
+struct dlscan_handle {
+    const dl_backend *backend;
+    void *backend_state;
+    int deterministic;     /* DLSCAN_OPTION_DETERMINISTIC */
+    int count_stats;       /* DLSCAN_OPTION_LOOKBACK_STATS */
+    long long test_delay_us; /* DLSCAN_OPTION_TEST_DELAY_US */
+    char last_error[512];
+};
+
+/* Records a formatted message as h's last error and returns `status`. */
+dlscan_status dl_fail(dlscan_handle_t h, dlscan_status status, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Element types. */
+int dl_type_valid(dlscan_type type);
+int dl_op_valid(dlscan_op op);
+size_t dl_type_size(dlscan_type type);
+const char *dl_type_name(dlscan_type type);
+const char *dl_op_name(dlscan_op op);
+/* The identity of op on type, as the bits of one value. */
+uint64_t dl_identity_bits(dlscan_type type, dlscan_op op);
+/* Descriptor words per tile for a type: 1 for 32-bit values, 2 for 64-bit values. */
+int dl_words_per_tile(dlscan_type type);
+
+/* Backends. Each fills in h->backend and h->backend_state, or fails. */
+dlscan_status dl_gpu_backend_init(dlscan_handle_t h);
+dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads);
+
+/* For the CPU backend: is p device memory of some GPU? (0 in builds without CUDA, and
+ * where no CUDA driver is loaded.) */
+int dl_is_device_pointer(const void *p);
+
+#endif /* DLSCAN_INTERNAL_H */

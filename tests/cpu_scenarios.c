@@ -1,0 +1,182 @@
+/*
+ * cpu_scenarios.c: the cpu suite's tests (see cpu_scenarios.h): the CPU backend, which runs
+ * the GPU's look-back protocol (device/lookback.h) on threads, against the sequential
+ * reference. DLSCAN_TEST_MAX_N caps the sizes.
+ */
+#include "cpu_scenarios.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lookback.h"
+#include "scan_check.h"
+
+static void *host_alloc(size_t bytes, void *context)
+{
+    (void)context;
+    return malloc(bytes);
+}
+static void host_release(void *p, void *context)
+{
+    (void)context;
+    free(p);
+}
+static void host_copy(void *dst, const void *src, size_t bytes, void *context)
+{
+    (void)context;
+    memcpy(dst, src, bytes);
+}
+static void host_fill(void *dst, int byte, size_t bytes, void *context)
+{
+    (void)context;
+    memset(dst, byte, bytes);
+}
+static void host_wait(void *context) { (void)context; }
+
+static const test_memory host_memory = {host_alloc, host_release, host_copy, host_copy,
+                                        host_fill,  host_wait,    NULL,      NULL};
+
+static dlscan_handle_t cpu_handle(int threads)
+{
+    dlscan_handle_t h = NULL;
+    const dlscan_status status = dlscan_create_cpu(&h, threads);
+    CHECK(status == DLSCAN_SUCCESS, "%s", dlscan_status_string(status));
+    CHECK(strcmp(dlscan_backend_name(h), "cpu") == 0, "backend %s", dlscan_backend_name(h));
+    return h;
+}
+
+void cpu_every_operator_and_size(dlscan_type type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(4);
+    scan_check_type(h, &host_memory, type, test_max_n(1u << 21), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_float_sums_of_mixed_magnitudes(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(0);
+    const size_t n = test_max_n(1u << 22);
+    for (int type = DLSCAN_FLOAT32; type <= DLSCAN_FLOAT64; ++type)
+        for (int exclusive = 0; exclusive <= 1; ++exclusive) {
+            const scan_case c = {(dlscan_type)type, DLSCAN_SUM, exclusive, 1, 0, n - 3,
+                                 TEST_VALUES_MIXED_MAGNITUDE};
+            scan_check_case(h, &host_memory, &c, &rng);
+        }
+    dlscan_destroy(h);
+}
+
+void cpu_stress_reaches_every_lookback_outcome(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(48);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 200));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_INT32, &tile);
+    const size_t n = 160 * tile + 5;
+    for (int round = 0; round < 4; ++round) {
+        const scan_case c = {round % 2 ? DLSCAN_INT64 : DLSCAN_INT32, DLSCAN_SUM, round >= 2, 1,
+                             round % 2, n, TEST_VALUES_UNIFORM};
+        scan_check_case(h, &host_memory, &c, &rng);
+    }
+    dlscan_lookback_stats stats;
+    CHECK_OK(h, dlscan_get_lookback_stats(h, &stats));
+    TEST_LOG("lookbacks %llu, waits on X %llu, aggregates folded %llu, stops at P %llu, "
+                "windows slid %llu, waits for P %llu",
+                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.stops_at_p,
+                stats.windows_slid, stats.waits_for_p);
+    CHECK(stats.lookbacks == 4 * (n / tile), "every tile but tile 0 looks back");
+    CHECK(stats.waits_on_x > 0, "no look-back waited on X");
+    CHECK(stats.aggregates_folded > 0, "no look-back folded an A");
+    CHECK(stats.stops_at_p + stats.waits_for_p == stats.lookbacks, "every look-back ends at a P");
+    CHECK(stats.stops_at_p > 0, "no look-back stopped at P");
+    CHECK_OK(h, dlscan_reset_lookback_stats(h));
+    CHECK_OK(h, dlscan_get_lookback_stats(h, &stats));
+    CHECK(stats.lookbacks == 0, "the counters were reset");
+    dlscan_destroy(h);
+}
+
+void cpu_long_runs_of_aggregates_wait_for_a_prefix(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(200);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 4000));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_FLOAT64, &tile);
+    dlscan_lookback_stats stats = {0};
+    for (int round = 0; round < 8 && stats.waits_for_p == 0; ++round) {
+        const scan_case c = {DLSCAN_FLOAT64, DLSCAN_SUM, round % 2, 1, 1, 400 * tile - 1,
+                             TEST_VALUES_MIXED_MAGNITUDE};
+        scan_check_case(h, &host_memory, &c, &rng);
+        CHECK_OK(h, dlscan_get_lookback_stats(h, &stats));
+    }
+    TEST_LOG("windows slid %llu, waits for P %llu", stats.windows_slid, stats.waits_for_p);
+    CHECK(stats.windows_slid > 0, "no window of 32 aggregates slid");
+    CHECK(stats.waits_for_p > 0, "no look-back filled its buffer of windows");
+    dlscan_destroy(h);
+}
+
+void cpu_repeated_calls_with_changing_n(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(6);
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_INT32, &tile);
+    const size_t sizes[] = {70 * tile + 3, 3, 5 * tile, 70 * tile + 3, 1, 140 * tile - 1,
+                            2 * tile + 1, 33 * tile};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const scan_case c = {i % 3 == 2 ? DLSCAN_FLOAT64 : DLSCAN_INT32, DLSCAN_SUM, (int)(i % 2),
+                             1, (int)(i % 2), sizes[i], TEST_VALUES_UNIFORM};
+        scan_check_case(h, &host_memory, &c, &rng);
+    }
+    dlscan_destroy(h);
+}
+
+void cpu_epoch_wraps_around(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(4);
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_UINT64, &tile);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1));
+    const size_t sizes[] = {40 * tile + 1, 20 * tile, 40 * tile + 1, 7};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const scan_case c = {DLSCAN_UINT64, DLSCAN_MAX, 0, 0, 0, sizes[i], TEST_VALUES_UNIFORM};
+        scan_check_case(h, &host_memory, &c, &rng);
+    }
+    dlscan_destroy(h);
+}
+
+void cpu_float_sums_are_the_same_for_any_thread_count(void)
+{
+    uint64_t rng = test_seed();
+    const size_t n = test_max_n(1u << 21) - 11;
+    float *in = malloc(n * sizeof *in), *one = malloc(n * sizeof *one), *many = malloc(n * sizeof *many);
+    CHECK(in && one && many, "host allocation failed");
+    test_fill_random(DLSCAN_FLOAT32, TEST_VALUES_MIXED_MAGNITUDE, in, n, &rng);
+    dlscan_handle_t single = cpu_handle(1), several = cpu_handle(16);
+    CHECK_OK(single, dlscan_inclusive_scan(single, in, one, n, DLSCAN_FLOAT32, DLSCAN_SUM, NULL));
+    CHECK_OK(several, dlscan_set_option(several, DLSCAN_OPTION_TEST_DELAY_US, 20));
+    for (int run = 0; run < 3; ++run) {
+        CHECK_OK(several, dlscan_inclusive_scan(several, in, many, n, DLSCAN_FLOAT32, DLSCAN_SUM, NULL));
+        CHECK(memcmp(one, many, n * sizeof *one) == 0, "run %d differs bitwise", run);
+    }
+    dlscan_destroy(single);
+    dlscan_destroy(several);
+    free(in);
+    free(one);
+    free(many);
+}
+
+void cpu_bad_input_is_refused_and_writes_nothing(void)
+{
+    dlscan_handle_t h = cpu_handle(2);
+    scan_check_bad_input(h, &host_memory, NULL);
+    CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, -1) == DLSCAN_ERROR_INVALID_ARGUMENT,
+          "a negative delay is refused");
+    dlscan_destroy(h);
+}

@@ -1,0 +1,28 @@
+/*
+ * cpu_scenarios.h: the cpu suite's tests as plain functions, so that two runners share
+ * them: the Criterion suite (test_cpu.c) and the plain driver of the ThreadSanitizer build
+ * (tsan_cpu.c). Each creates its own CPU handles and asserts through check.h.
+ */
+#ifndef DLSCAN_CPU_SCENARIOS_H
+#define DLSCAN_CPU_SCENARIOS_H
+
+#include "dlscan.h"
+
+/* Every operator, inclusive and exclusive, in place and not, at every edge size. */
+void cpu_every_operator_and_size(dlscan_type type);
+/* Float sums of values spanning 2^-20 .. 2^20 against the float64 reference. */
+void cpu_float_sums_of_mixed_magnitudes(void);
+/* Random delays: the look-back waits on X, folds A and stops at P, and counts each. */
+void cpu_stress_reaches_every_lookback_outcome(void);
+/* More tiles in flight than the left fold buffers: look-backs wait for one P. */
+void cpu_long_runs_of_aggregates_wait_for_a_prefix(void);
+/* One handle, n shrinking and growing, types changing: stale descriptors read as X. */
+void cpu_repeated_calls_with_changing_n(void);
+/* The epoch wraps from 2^30 - 1 to 1. */
+void cpu_epoch_wraps_around(void);
+/* Float sums are bitwise the same for 1 and 16 threads, run after run. */
+void cpu_float_sums_are_the_same_for_any_thread_count(void);
+/* Bad arguments: the same statuses as on the GPU, nothing written. */
+void cpu_bad_input_is_refused_and_writes_nothing(void);
+
+#endif /* DLSCAN_CPU_SCENARIOS_H */

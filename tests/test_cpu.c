@@ -1,0 +1,44 @@
+/*
+ * test_cpu.c: the `cpu` suite under Criterion: one test per scenario of cpu_scenarios.c
+ * (the CPU backend, which runs the GPU's look-back protocol on threads). The
+ * ThreadSanitizer build runs the same scenarios through tsan_cpu.c instead.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "cpu_scenarios.h"
+
+ParameterizedTestParameters(cpu, every_operator_and_size)
+{
+    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+}
+
+ParameterizedTest(dlscan_type *type, cpu, every_operator_and_size, .timeout = 600)
+{
+    cpu_every_operator_and_size(*type);
+}
+
+Test(cpu, float_sums_of_mixed_magnitudes, .timeout = 600) { cpu_float_sums_of_mixed_magnitudes(); }
+
+Test(cpu, stress_reaches_every_lookback_outcome, .timeout = 600)
+{
+    cpu_stress_reaches_every_lookback_outcome();
+}
+
+Test(cpu, long_runs_of_aggregates_wait_for_a_prefix, .timeout = 600)
+{
+    cpu_long_runs_of_aggregates_wait_for_a_prefix();
+}
+
+Test(cpu, repeated_calls_with_changing_n, .timeout = 600) { cpu_repeated_calls_with_changing_n(); }
+
+Test(cpu, epoch_wraps_around, .timeout = 600) { cpu_epoch_wraps_around(); }
+
+Test(cpu, float_sums_are_the_same_for_any_thread_count, .timeout = 600)
+{
+    cpu_float_sums_are_the_same_for_any_thread_count();
+}
+
+Test(cpu, bad_input_is_refused_and_writes_nothing) { cpu_bad_input_is_refused_and_writes_nothing(); }

@@ -1,0 +1,359 @@
+/*
+ * test_gpu.c: the `gpu` suite: the one-kernel scan on the GPU against the sequential CPU
+ * reference. Every test is skipped, saying so, where no CUDA device exists.
+ * DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlscan.h"
+#include "lookback.h"
+#include "scan_check.h"
+
+#define CUDA_OK(call)                                                                             \
+    do {                                                                                          \
+        const cudaError_t cuda_ok_error = (call);                                                 \
+        cr_assert_eq(cuda_ok_error, cudaSuccess, "%s: %s", #call, cudaGetErrorString(cuda_ok_error)); \
+    } while (0)
+
+/* Device memory; copies and fills are ordered on the memory's stream and complete on return. */
+static void *gpu_alloc(size_t bytes, void *context)
+{
+    (void)context;
+    void *p = NULL;
+    return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+static void gpu_release(void *p, void *context)
+{
+    (void)context;
+    CUDA_OK(cudaFree(p));
+}
+static void gpu_wait(void *context)
+{
+    const test_memory *m = context;
+    CUDA_OK(cudaStreamSynchronize(m->stream));
+    CUDA_OK(cudaGetLastError());
+}
+static void gpu_upload(void *dst, const void *src, size_t bytes, void *context)
+{
+    const test_memory *m = context;
+    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->stream));
+    gpu_wait(context);
+}
+static void gpu_download(void *dst, const void *src, size_t bytes, void *context)
+{
+    const test_memory *m = context;
+    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m->stream));
+    gpu_wait(context);
+}
+static void gpu_fill(void *dst, int byte, size_t bytes, void *context)
+{
+    const test_memory *m = context;
+    CUDA_OK(cudaMemsetAsync(dst, byte, bytes, m->stream));
+    gpu_wait(context);
+}
+
+static test_memory gpu_memory_on(cudaStream_t stream)
+{
+    test_memory m = {gpu_alloc, gpu_release, gpu_upload, gpu_download, gpu_fill, gpu_wait,
+                     NULL,      stream};
+    return m;
+}
+
+/* A handle on the current device and a non-blocking stream, or a skipped test. */
+static dlscan_handle_t gpu_handle(cudaStream_t *stream)
+{
+    dlscan_handle_t h = NULL;
+    const dlscan_status status = dlscan_create(&h);
+    if (status == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here: the gpu suite needs one (%s)",
+                     dlscan_status_string(status));
+    cr_assert_eq(status, DLSCAN_SUCCESS, "%s", dlscan_status_string(status));
+    CUDA_OK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+    return h;
+}
+
+static void gpu_done(dlscan_handle_t h, cudaStream_t stream)
+{
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(cudaStreamDestroy(stream));
+    dlscan_destroy(h);
+}
+
+#define WITH_MEMORY(m, stream)                                                                    \
+    test_memory m = gpu_memory_on(stream);                                                        \
+    m.context = &m
+
+ParameterizedTestParameters(gpu, every_operator_and_size)
+{
+    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+}
+
+ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    scan_check_type(h, &m, *type, test_max_n(1u << 24), &rng);
+    for (int det = 0; det <= 1 && (*type == DLSCAN_FLOAT32 || *type == DLSCAN_FLOAT64); ++det) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, det), DLSCAN_SUCCESS);
+        const scan_case c = {*type, DLSCAN_SUM, det, 1, 0, test_max_n(1u << 24) - 5,
+                             TEST_VALUES_MIXED_MAGNITUDE};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* Random sizes up to 2^28 items (2^27 for 64-bit types). */
+ParameterizedTestParameters(gpu, large_random_sizes)
+{
+    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+}
+
+ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    const size_t max_n = test_max_n((*type == DLSCAN_INT32 || *type == DLSCAN_UINT32 ||
+                                     *type == DLSCAN_FLOAT32) ? 1u << 28 : 1u << 27);
+    for (int i = 0; i < 3; ++i) {
+        const scan_case c = {*type, (dlscan_op)i, i == 1, i == 1, i == 2,
+                             max_n / 2 + test_random(&rng) % (max_n / 2 + 1), TEST_VALUES_UNIFORM};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+
+/* Stale descriptors: one handle, n shrinking and growing, types changing. */
+Test(gpu, repeated_calls_with_changing_n, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_INT32, &tile);
+    const size_t sizes[] = {3000 * tile + 3, 3, 5 * tile, 3000 * tile + 3, 1, 6000 * tile - 1,
+                            2 * tile + 1, 33 * tile, 100 * tile};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const scan_case c = {i % 3 == 2 ? DLSCAN_FLOAT64 : DLSCAN_INT32, DLSCAN_SUM, (int)(i % 2),
+                             1, (int)(i % 2), test_max_n(sizes[i]) < sizes[i] ? test_max_n(0) / 2 + i : sizes[i],
+                             TEST_VALUES_UNIFORM};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* Two handles scanning at the same time on two streams. */
+Test(gpu, two_handles_on_two_streams_at_once, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t s1, s2;
+    dlscan_handle_t h1 = gpu_handle(&s1), h2 = gpu_handle(&s2);
+    const size_t n = test_max_n(1u << 26);
+    int32_t *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    double *in2 = malloc(n * sizeof *in2), *out2 = malloc(n * sizeof *out2);
+    cr_assert(in && out && in2 && out2);
+    test_fill_random(DLSCAN_INT32, TEST_VALUES_UNIFORM, in, n, &rng);
+    test_fill_random(DLSCAN_FLOAT64, TEST_VALUES_UNIFORM, in2, n, &rng);
+    void *d1, *d2;
+    CUDA_OK(cudaMalloc(&d1, n * sizeof *in));
+    CUDA_OK(cudaMalloc(&d2, n * sizeof *in2));
+    CUDA_OK(cudaMemcpy(d1, in, n * sizeof *in, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(d2, in2, n * sizeof *in2, cudaMemcpyHostToDevice));
+    for (int round = 0; round < 3; ++round) { /* in place, so each round rescans the last */
+        cr_assert_eq(dlscan_inclusive_scan(h1, d1, d1, n, DLSCAN_INT32, DLSCAN_MAX, s1), DLSCAN_SUCCESS);
+        cr_assert_eq(dlscan_inclusive_scan(h2, d2, d2, n, DLSCAN_FLOAT64, DLSCAN_MIN, s2), DLSCAN_SUCCESS);
+    }
+    CUDA_OK(cudaStreamSynchronize(s1));
+    CUDA_OK(cudaStreamSynchronize(s2));
+    CUDA_OK(cudaMemcpy(out, d1, n * sizeof *out, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(out2, d2, n * sizeof *out2, cudaMemcpyDeviceToHost));
+    char message[256];
+    const scan_case c1 = {DLSCAN_INT32, DLSCAN_MAX, 0, 0, 0, n, TEST_VALUES_UNIFORM};
+    const scan_case c2 = {DLSCAN_FLOAT64, DLSCAN_MIN, 0, 0, 0, n, TEST_VALUES_UNIFORM};
+    cr_assert(scan_check_output(&c1, in, NULL, out, message, sizeof message), "%s", message);
+    cr_assert(scan_check_output(&c2, in2, NULL, out2, message, sizeof message), "%s", message);
+    CUDA_OK(cudaFree(d1));
+    CUDA_OK(cudaFree(d2));
+    free(in), free(out), free(in2), free(out2);
+    gpu_done(h1, s1);
+    gpu_done(h2, s2);
+}
+
+/* The three outcomes of a look-back (wait on X, fold A, stop at P) all occur. */
+Test(gpu, every_lookback_outcome_occurs, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_SUCCESS);
+    const size_t n = test_max_n(1u << 26);
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_FLOAT32, &tile);
+    for (int det = 0; det <= 1; ++det) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, det), DLSCAN_SUCCESS);
+        const scan_case c = {det ? DLSCAN_FLOAT32 : DLSCAN_INT32, DLSCAN_SUM, 0, 0, 0, n,
+                             TEST_VALUES_UNIFORM};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    dlscan_lookback_stats stats;
+    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
+    cr_log_info("lookbacks %llu, waits on X %llu, aggregates folded %llu, stops at P %llu, "
+                "windows slid %llu, waits for P %llu",
+                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.stops_at_p,
+                stats.windows_slid, stats.waits_for_p);
+    const unsigned long long tiles = (n + tile - 1) / tile;
+    cr_assert_eq(stats.lookbacks, 2 * (tiles - 1));
+    cr_assert_gt(stats.waits_on_x, 0);
+    cr_assert_gt(stats.aggregates_folded, 0);
+    cr_assert_gt(stats.stops_at_p, 0);
+    cr_assert_eq(stats.stops_at_p + stats.waits_for_p, stats.lookbacks);
+    gpu_done(h, stream);
+}
+
+/* The epoch lives in device memory and wraps from 2^30 - 1 to 1. */
+Test(gpu, epoch_wraps_around, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1), DLSCAN_SUCCESS);
+    const size_t sizes[] = {1u << 20, 1u << 18, (1u << 20) + 1, 9};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const scan_case c = {DLSCAN_UINT64, DLSCAN_SUM, 1, 1, 0, sizes[i], TEST_VALUES_UNIFORM};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* A captured call replays correctly: the epoch and counter live in device memory. */
+Test(gpu, graph_replays_scan_fresh_data, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    const size_t n = test_max_n(3u << 20) + 17;
+    int64_t *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    void *d_in, *d_out;
+    CUDA_OK(cudaMalloc(&d_in, n * sizeof *in));
+    CUDA_OK(cudaMalloc(&d_out, n * sizeof *out));
+    cr_assert_eq(dlscan_reserve(h, n, DLSCAN_INT64), DLSCAN_SUCCESS);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const dlscan_status captured =
+        dlscan_inclusive_scan(h, d_in, d_out, n, DLSCAN_INT64, DLSCAN_SUM, stream);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    cr_assert_eq(captured, DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+        test_fill_random(DLSCAN_INT64, TEST_VALUES_UNIFORM, in, n, &rng);
+        CUDA_OK(cudaMemcpyAsync(d_in, in, n * sizeof *in, cudaMemcpyHostToDevice, stream));
+        CUDA_OK(cudaMemsetAsync(d_out, 0xa5, n * sizeof *out, stream));
+        CUDA_OK(cudaGraphLaunch(exec, stream));
+        CUDA_OK(cudaMemcpyAsync(out, d_out, n * sizeof *out, cudaMemcpyDeviceToHost, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        char message[256];
+        const scan_case c = {DLSCAN_INT64, DLSCAN_SUM, 0, 0, 0, n, TEST_VALUES_UNIFORM};
+        cr_assert(scan_check_output(&c, in, NULL, out, message, sizeof message), "replay %d: %s",
+                  replay, message);
+    }
+    /* A handle that would have to grow while capturing refuses, and the capture survives. */
+    dlscan_handle_t fresh = NULL;
+    cr_assert_eq(dlscan_create(&fresh), DLSCAN_SUCCESS);
+    cudaGraph_t refused;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const dlscan_status grow =
+        dlscan_inclusive_scan(fresh, d_in, d_out, n, DLSCAN_INT64, DLSCAN_SUM, stream);
+    CUDA_OK(cudaStreamEndCapture(stream, &refused));
+    cr_assert_eq(grow, DLSCAN_ERROR_CAPTURING, "%s", dlscan_status_string(grow));
+    CUDA_OK(cudaGraphDestroy(refused));
+    dlscan_destroy(fresh);
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    CUDA_OK(cudaFree(d_in));
+    CUDA_OK(cudaFree(d_out));
+    free(in), free(out);
+    gpu_done(h, stream);
+}
+
+/* Pointers aligned to their element but not to 16 bytes take element-wide accesses. */
+Test(gpu, pointers_off_the_vector_alignment, .timeout = 180)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_FLOAT32, &tile);
+    const size_t n = 37 * tile + 3;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    float *d_in, *d_out;
+    CUDA_OK(cudaMalloc((void **)&d_in, (n + 4) * sizeof *in));
+    CUDA_OK(cudaMalloc((void **)&d_out, (n + 4) * sizeof *out));
+    for (int shift = 1; shift <= 3; ++shift) {
+        test_fill_random(DLSCAN_FLOAT32, TEST_VALUES_UNIFORM, in, n, &rng);
+        CUDA_OK(cudaMemcpy(d_in + shift, in, n * sizeof *in, cudaMemcpyHostToDevice));
+        cr_assert_eq(dlscan_exclusive_scan(h, d_in + shift, d_out + (shift == 2 ? 0 : shift), n,
+                                           DLSCAN_FLOAT32, DLSCAN_SUM, NULL, stream),
+                     DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        CUDA_OK(cudaMemcpy(out, d_out + (shift == 2 ? 0 : shift), n * sizeof *out,
+                           cudaMemcpyDeviceToHost));
+        char message[256];
+        const scan_case c = {DLSCAN_FLOAT32, DLSCAN_SUM, 1, 0, 0, n, TEST_VALUES_UNIFORM};
+        cr_assert(scan_check_output(&c, in, NULL, out, message, sizeof message), "shift %d: %s",
+                  shift, message);
+    }
+    CUDA_OK(cudaFree(d_in));
+    CUDA_OK(cudaFree(d_out));
+    free(in), free(out);
+    gpu_done(h, stream);
+}
+
+Test(gpu, bad_input_is_refused_and_writes_nothing, .timeout = 180)
+{
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    int32_t host[1000];
+    scan_check_bad_input(h, &m, host);
+
+    /* n items past the end of the allocation. */
+    int32_t *d;
+    CUDA_OK(cudaMalloc((void **)&d, 4096 * sizeof *d));
+    CUDA_OK(cudaMemset(d, 0xa5, 4096 * sizeof *d));
+    const dlscan_status past = dlscan_inclusive_scan(h, d + 4000, d + 4000, 97, DLSCAN_INT32,
+                                                     DLSCAN_SUM, stream);
+    cr_assert_eq(past, DLSCAN_ERROR_OUT_OF_BOUNDS, "%s", dlscan_status_string(past));
+    cr_log_info("out of bounds message: %s", dlscan_last_error(h));
+    cr_assert_eq(dlscan_inclusive_scan(h, d + 4000, d + 4000, 96, DLSCAN_INT32, DLSCAN_SUM, stream),
+                 DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(cudaFree(d));
+
+    /* A CPU handle refuses device memory. */
+    dlscan_handle_t cpu = NULL;
+    cr_assert_eq(dlscan_create_cpu(&cpu, 2), DLSCAN_SUCCESS);
+    int32_t *device;
+    CUDA_OK(cudaMalloc((void **)&device, 64));
+    cr_assert_eq(dlscan_inclusive_scan(cpu, device, host, 16, DLSCAN_INT32, DLSCAN_SUM, NULL),
+                 DLSCAN_ERROR_NOT_DEVICE_MEMORY);
+    CUDA_OK(cudaFree(device));
+    dlscan_destroy(cpu);
+    gpu_done(h, stream);
+}

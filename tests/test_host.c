@@ -1,0 +1,130 @@
+/*
+ * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
+ * the descriptor format and the protocol's decisions (device/lookback.h, compiled here by
+ * the C compiler), and handle creation where there may be no device.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "dlscan.h"
+#include "lookback.h"
+
+static const dlscan_status all_statuses[] = {
+#define STATUS_ENTRY(name, number, message) name,
+    DLSCAN_STATUS_LIST(STATUS_ENTRY)
+#undef STATUS_ENTRY
+};
+#define STATUS_COUNT (sizeof all_statuses / sizeof all_statuses[0])
+
+Test(host, status_strings_name_each_status_once)
+{
+    for (size_t i = 0; i < STATUS_COUNT; ++i) {
+        const char *text = dlscan_status_string(all_statuses[i]);
+        cr_assert(text && strlen(text) > 10, "status %d has no sentence", (int)all_statuses[i]);
+        cr_assert_eq((int)all_statuses[i], (int)i, "status numbers are 0, 1, 2, ... in order");
+        for (size_t j = 0; j < i; ++j)
+            cr_assert_str_neq(text, dlscan_status_string(all_statuses[j]));
+    }
+    cr_assert(strstr(dlscan_status_string(DLSCAN_ERROR_OVERLAP), "DLSCAN_ERROR_OVERLAP"));
+    cr_assert_str_eq(dlscan_status_string((dlscan_status)1000), "unknown dlscan_status");
+}
+
+Test(host, versions_agree)
+{
+    cr_assert_eq(dlscan_version(), DLSCAN_VERSION);
+    cr_assert_eq(DLSCAN_VERSION, DLSCAN_VERSION_MAJOR * 10000 + DLSCAN_VERSION_MINOR * 100 +
+                                     DLSCAN_VERSION_PATCH);
+}
+
+Test(host, null_handle_is_refused_everywhere)
+{
+    cr_assert_eq(dlscan_create(NULL), DLSCAN_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(dlscan_create_cpu(NULL, 1), DLSCAN_ERROR_INVALID_ARGUMENT);
+    dlscan_handle_t h = (dlscan_handle_t)1;
+    cr_assert_eq(dlscan_create_cpu(&h, -1), DLSCAN_ERROR_INVALID_ARGUMENT);
+    cr_assert_null(h, "a failed create sets *h to NULL");
+    size_t items;
+    cr_assert_eq(dlscan_tile_items(NULL, DLSCAN_INT32, &items), DLSCAN_ERROR_INVALID_HANDLE);
+    cr_assert_eq(dlscan_set_option(NULL, DLSCAN_OPTION_DETERMINISTIC, 1), DLSCAN_ERROR_INVALID_HANDLE);
+    cr_assert(strlen(dlscan_last_error(NULL)) > 0);
+    cr_assert_str_eq(dlscan_backend_name(NULL), "invalid");
+    dlscan_destroy(NULL);
+}
+
+Test(host, create_reports_no_device_or_succeeds)
+{
+    dlscan_handle_t h = (dlscan_handle_t)1;
+    const dlscan_status status = dlscan_create(&h);
+    cr_assert(status == DLSCAN_SUCCESS || status == DLSCAN_ERROR_NO_DEVICE, "%s",
+              dlscan_status_string(status));
+    if (status == DLSCAN_SUCCESS) {
+        cr_assert_str_eq(dlscan_backend_name(h), "gpu");
+    } else {
+        cr_assert_null(h);
+    }
+    dlscan_destroy(h);
+}
+
+Test(host, descriptor_words_round_trip)
+{
+    const dl_word w = dl_word_make(12345, DL_STATUS_A, 0xdeadbeefu);
+    cr_assert_eq(dl_word_payload(w), 0xdeadbeefu);
+    cr_assert_eq(dl_word_tag(w), dl_tag(12345, DL_STATUS_A));
+    cr_assert_eq(dl_descriptor_status(w, 0, 1, 12345), DL_STATUS_A);
+    cr_assert_eq(dl_descriptor_value(w, 0, 1), 0xdeadbeefu);
+    const dl_word top = dl_word_make(DL_EPOCH_LAST, DL_STATUS_P, 0xffffffffu);
+    cr_assert_eq(dl_descriptor_status(top, 0, 1, DL_EPOCH_LAST), DL_STATUS_P);
+}
+
+Test(host, stale_torn_and_unknown_descriptors_read_as_x)
+{
+    const dl_word a7 = dl_word_make(7, DL_STATUS_A, 1);
+    cr_assert_eq(dl_descriptor_status(a7, 0, 1, 8), DL_STATUS_X, "an earlier epoch is stale");
+    cr_assert_eq(dl_descriptor_status(0, 0, 1, 1), DL_STATUS_X, "zeroed storage is X");
+    cr_assert_eq(dl_descriptor_status(((dl_word)dl_tag(7, 3) << 32), 0, 1, 7), DL_STATUS_X,
+                 "status bits 3 are not a status");
+    /* Two words: both must carry the same tag. */
+    const uint64_t value = 0x0123456789abcdefull;
+    const dl_word low = dl_word_make(9, DL_STATUS_P, (uint32_t)value);
+    const dl_word high = dl_word_make(9, DL_STATUS_P, (uint32_t)(value >> 32));
+    cr_assert_eq(dl_descriptor_status(low, high, 2, 9), DL_STATUS_P);
+    cr_assert_eq(dl_descriptor_value(low, high, 2), value);
+    const dl_word high_a = dl_word_make(9, DL_STATUS_A, (uint32_t)(value >> 32));
+    cr_assert_eq(dl_descriptor_status(low, high_a, 2, 9), DL_STATUS_X, "A and P halves are torn");
+    const dl_word high_old = dl_word_make(8, DL_STATUS_P, (uint32_t)(value >> 32));
+    cr_assert_eq(dl_descriptor_status(low, high_old, 2, 9), DL_STATUS_X, "a stale half is torn");
+}
+
+Test(host, window_decisions)
+{
+    cr_assert_eq(dl_window_action(1u << 4, 1u << 9), DL_WINDOW_WAIT, "any X waits");
+    cr_assert_eq(dl_window_action(0, 0), DL_WINDOW_SLIDE, "all A slides");
+    cr_assert_eq(dl_window_action(0, 1u << 3), DL_WINDOW_STOP, "a P stops");
+    cr_assert_eq(dl_window_first_slot(0), 0);
+    cr_assert_eq(dl_window_first_slot((1u << 3) | (1u << 17)), 17, "the nearest P heads the segment");
+    cr_assert_eq(dl_window_first_slot(1u << 31), 31);
+    cr_assert_eq(dl_window_folded_mask(0), 0xffffffffu);
+    cr_assert_eq(dl_window_folded_mask(30), 0xc0000000u);
+    cr_assert_eq(dl_window_tile(100, 31), 100, "slot 31 is the nearest predecessor");
+    cr_assert_eq(dl_window_tile(100, 0), 69);
+    cr_assert_eq(dl_window_tile(3, 0), -28, "slots before tile 0 are negative");
+}
+
+Test(host, epochs_counters_and_backoff)
+{
+    cr_assert_eq(dl_epoch_next(1), 2);
+    cr_assert(!dl_epoch_wraps(DL_EPOCH_LAST - 1));
+    cr_assert(dl_epoch_wraps(DL_EPOCH_LAST));
+    cr_assert_eq(dl_epoch_next(DL_EPOCH_LAST), DL_EPOCH_FIRST);
+    cr_assert(!dl_epoch_valid(0) && dl_epoch_valid(1) && dl_epoch_valid(DL_EPOCH_LAST) &&
+              !dl_epoch_valid((long long)DL_EPOCH_LAST + 1));
+    cr_assert(dl_is_last_worker(9, 10) && !dl_is_last_worker(8, 10));
+    uint32_t ns = DL_BACKOFF_FIRST_NS;
+    for (int i = 0; i < 40; ++i) {
+        const uint32_t next = dl_backoff_next(ns);
+        cr_assert(next >= ns && next <= DL_BACKOFF_LAST_NS);
+        ns = next;
+    }
+    cr_assert_eq(ns, DL_BACKOFF_LAST_NS);
+    cr_assert(!dl_fold_buffer_full(DL_FOLD_WINDOWS - 1) && dl_fold_buffer_full(DL_FOLD_WINDOWS));
+}

@@ -1,0 +1,97 @@
+/*
+ * test_slow.c: the `slow` suite, off by default (meson test --setup slow --suite slow):
+ * scans of more than 2^32 items, in place, checked chunk by chunk against a running
+ * reference. Values come from a counter-based generator, so the check regenerates them
+ * instead of keeping a copy of the input.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+
+#include "dlscan.h"
+#include "scan_check.h"
+
+#define CHUNK (1ull << 26)
+
+static uint64_t value_at(uint64_t seed, uint64_t i)
+{
+    uint64_t state = seed + i * 0x9e3779b97f4a7c15ull;
+    return test_random(&state);
+}
+
+/* Fills device memory with n items of `size` bytes, scans it in place, and checks it. */
+static void scan_huge_in_place(size_t n, dlscan_type type, int exclusive)
+{
+    const size_t size = type == DLSCAN_INT32 ? 4 : 8;
+    dlscan_handle_t h = NULL;
+    const dlscan_status created = dlscan_create(&h);
+    if (created == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here");
+    cr_assert_eq(created, DLSCAN_SUCCESS);
+    size_t free_bytes = 0, total = 0;
+    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    if (free_bytes < n * size + (1ull << 30))
+        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (n * size >> 30) + 1,
+                     free_bytes >> 30);
+
+    const uint64_t seed = test_seed();
+    char *d = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, n * size), cudaSuccess);
+    uint64_t *chunk = malloc(CHUNK * 8);
+    cr_assert(chunk);
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        for (size_t i = 0; i < count; ++i) {
+            const uint64_t v = value_at(seed, first + i);
+            if (size == 4)
+                ((uint32_t *)chunk)[i] = (uint32_t)v;
+            else
+                chunk[i] = v;
+        }
+        cr_assert_eq(cudaMemcpy(d + first * size, chunk, count * size, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    }
+
+    const dlscan_status status =
+        exclusive ? dlscan_exclusive_scan(h, d, d, n, type, DLSCAN_SUM, NULL, NULL)
+                  : dlscan_inclusive_scan(h, d, d, n, type, DLSCAN_SUM, NULL);
+    cr_assert_eq(status, DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+
+    uint64_t running = 0; /* sums wrap modulo 2^(8 * size) */
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        cr_assert_eq(cudaMemcpy(chunk, d + first * size, count * size, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
+        for (size_t i = 0; i < count; ++i) {
+            const uint64_t v = value_at(seed, first + i);
+            uint64_t expect;
+            if (exclusive) {
+                expect = running;
+                running += v;
+            } else {
+                running += v;
+                expect = running;
+            }
+            const uint64_t got = size == 4 ? ((uint32_t *)chunk)[i] : chunk[i];
+            if (size == 4)
+                expect = (uint32_t)expect;
+            cr_assert_eq(got, expect, "item %zu of %zu: got %llu, want %llu", first + i, n,
+                         (unsigned long long)got, (unsigned long long)expect);
+        }
+    }
+    free(chunk);
+    cudaFree(d);
+    dlscan_destroy(h);
+}
+
+Test(slow, int32_sum_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_in_place((1ull << 32) + 12345, DLSCAN_INT32, 0);
+}
+
+Test(slow, uint64_exclusive_sum_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_in_place((1ull << 32) + 7, DLSCAN_UINT64, 1);
+}

@@ -1,0 +1,45 @@
+/*
+ * tsan_cpu.c: the `cpu` suite's scenarios as a plain program with TAP output, for the
+ * ThreadSanitizer build (-Db_sanitize=thread), where Criterion cannot start (its sandbox
+ * arena clashes with TSan's memory layout: Criterion issue #274). A TSan report makes the
+ * program exit non-zero (TSan's exitcode), so the test fails.
+ */
+#include <stdio.h>
+
+#include "check.h"
+#include "cpu_scenarios.h"
+
+int test_expect_failures;
+
+static void every_type(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
+        cpu_every_operator_and_size((dlscan_type)type);
+}
+
+int main(void)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } scenarios[] = {
+        {"every_operator_and_size", every_type},
+        {"float_sums_of_mixed_magnitudes", cpu_float_sums_of_mixed_magnitudes},
+        {"stress_reaches_every_lookback_outcome", cpu_stress_reaches_every_lookback_outcome},
+        {"long_runs_of_aggregates_wait_for_a_prefix", cpu_long_runs_of_aggregates_wait_for_a_prefix},
+        {"repeated_calls_with_changing_n", cpu_repeated_calls_with_changing_n},
+        {"epoch_wraps_around", cpu_epoch_wraps_around},
+        {"float_sums_are_the_same_for_any_thread_count", cpu_float_sums_are_the_same_for_any_thread_count},
+        {"bad_input_is_refused_and_writes_nothing", cpu_bad_input_is_refused_and_writes_nothing},
+    };
+    const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
+    printf("TAP version 13\n1..%d\n", count);
+    for (int i = 0; i < count; ++i) {
+        const int failures_before = test_expect_failures;
+        scenarios[i].run(); /* a failed CHECK aborts */
+        printf("%s %d - cpu::%s\n", test_expect_failures == failures_before ? "ok" : "not ok", i + 1,
+               scenarios[i].name);
+        fflush(stdout);
+    }
+    return test_expect_failures ? 1 : 0;
+}
