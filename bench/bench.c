@@ -6,7 +6,9 @@
  *
  *   bench [--quick] [--types int32,float32,int64,float64] [--op sum|min|max] [--exclusive]
  *         [--min-log 10] [--max-log 30] [--variants a,b,...] [--repeats 5]
- *         [--csv FILE] [--markdown FILE]
+ *         [--csv FILE] [--markdown FILE] [--stats]
+ *
+ * --stats prints, per size, what dlscan's look-backs did (one extra counted call).
  *
  * Method (per variant, type and size):
  *   1. validate: poison the output, run once, compare with the sequential CPU reference
@@ -78,13 +80,14 @@ typedef struct dlscan_state {
 } dlscan_state;
 
 static int dlscan_prepare_mode(void **state, dlscan_type type, dlscan_op op, int exclusive,
-                               size_t max_n, int deterministic)
+                               size_t max_n, int deterministic, int persistent)
 {
     dlscan_state *s = calloc(1, sizeof *s);
     *state = s;
     s->type = type, s->op = op, s->exclusive = exclusive;
     if (dlscan_create(&s->h) != DLSCAN_SUCCESS ||
         dlscan_set_option(s->h, DLSCAN_OPTION_DETERMINISTIC, deterministic) != DLSCAN_SUCCESS ||
+        dlscan_set_option(s->h, DLSCAN_OPTION_PERSISTENT, persistent) != DLSCAN_SUCCESS ||
         dlscan_reserve(s->h, max_n, type) != DLSCAN_SUCCESS)
         return (int)cudaErrorUnknown;
     return 0;
@@ -92,13 +95,19 @@ static int dlscan_prepare_mode(void **state, dlscan_type type, dlscan_op op, int
 
 static int dlscan_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive, size_t max_n)
 {
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1);
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1, 1);
 }
 
 static int dlscan_tree_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
                                size_t max_n)
 {
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0);
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 1);
+}
+
+static int dlscan_blocks_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
+                                 size_t max_n)
+{
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1, 0);
 }
 
 static int dlscan_tree_supports(dlscan_type type, dlscan_op op, int exclusive)
@@ -132,6 +141,9 @@ static const bench_variant memcpy_variant = {
 static const bench_variant dlscan_variant = {
     "dlscan", "dlscan, one kernel per call (float sums fold left to right: deterministic)", 0,
     always, dlscan_prepare, dlscan_run, dlscan_release};
+static const bench_variant dlscan_blocks_variant = {
+    "dlscan-blocks", "dlscan with DLSCAN_OPTION_PERSISTENT = 0: one block per tile", 0, always,
+    dlscan_blocks_prepare, dlscan_run, dlscan_release};
 static const bench_variant dlscan_tree_variant = {
     "dlscan-tree", "dlscan with DLSCAN_OPTION_DETERMINISTIC = 0 (float sums only)", 0,
     dlscan_tree_supports, dlscan_tree_prepare, dlscan_run, dlscan_release};
@@ -148,6 +160,7 @@ typedef struct options {
     const char *variant_filter;
     int repeats;
     const char *csv, *markdown;
+    int stats;
 } options;
 
 static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
@@ -174,7 +187,7 @@ static void usage(void)
 static options parse_options(int argc, char **argv)
 {
     options o = {0, {DLSCAN_INT32, DLSCAN_FLOAT32, DLSCAN_INT64, DLSCAN_FLOAT64}, 4, DLSCAN_SUM,
-                 0, 10, 30, NULL, 5, NULL, NULL};
+                 0, 10, 30, NULL, 5, NULL, NULL, 0};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -182,6 +195,8 @@ static options parse_options(int argc, char **argv)
             o.quick = 1;
         } else if (strcmp(a, "--exclusive") == 0) {
             o.exclusive = 1;
+        } else if (strcmp(a, "--stats") == 0) {
+            o.stats = 1;
         } else if (value && strcmp(a, "--types") == 0) {
             char copy[256];
             snprintf(copy, sizeof copy, "%s", value);
@@ -333,6 +348,27 @@ static int validate(const bench_variant *v, void *state, const void *in, void *o
     return scan_check_output(&c, host_in, NULL, host_out, message, message_size);
 }
 
+/* One counted dlscan call: what the look-backs did, per look-back. */
+static void print_lookback_stats(const bench_variant *v, void *state, const void *in, void *out,
+                                 size_t n, cudaStream_t stream)
+{
+    if (v->run != dlscan_run)
+        return;
+    const dlscan_state *s = state;
+    dlscan_lookback_stats st;
+    dlscan_set_option(s->h, DLSCAN_OPTION_LOOKBACK_STATS, 1);
+    dlscan_reset_lookback_stats(s->h);
+    v->run(state, in, out, n, stream);
+    dlscan_get_lookback_stats(s->h, &st);
+    dlscan_set_option(s->h, DLSCAN_OPTION_LOOKBACK_STATS, 0);
+    const double per = st.lookbacks ? (double)st.lookbacks : 1.0;
+    fprintf(stderr,
+            "stats %s n=%zu: lookbacks %llu; per look-back: waits on X %.2f, aggregates %.2f, "
+            "windows slid %.3f, waits for P %.4f\n",
+            v->name, n, st.lookbacks, st.waits_on_x / per, st.aggregates_folded / per,
+            st.windows_slid / per, st.waits_for_p / per);
+}
+
 /* ---------------------------------------------------------------- main */
 
 typedef struct result {
@@ -378,6 +414,7 @@ int main(int argc, char **argv)
     variants[variant_count++] = &memcpy_variant;
     variants[variant_count++] = &dlscan_variant;
     variants[variant_count++] = &dlscan_tree_variant;
+    variants[variant_count++] = &dlscan_blocks_variant;
     if (bench_cub_variant())
         variants[variant_count++] = bench_cub_variant();
     int baseline_count = 0;
@@ -478,6 +515,8 @@ int main(int argc, char **argv)
                 }
                 printf(" %12.2f", items_per_second(r) / 1e9);
                 fflush(stdout);
+                if (o.stats)
+                    print_lookback_stats(variants[v], states[v], d_in, d_out, n, stream);
                 if (csv)
                     fprintf(csv, "%s,%s,%s,%s,%zu,%zu,%d,%.4f,%.6g,%.3f\n", type_names[type],
                             op_names[o.op], o.exclusive ? "exclusive" : "inclusive", r->variant, n,

@@ -26,6 +26,7 @@ typedef struct dl_scan_params {
     dl_control *control;         /* the handle's control block */
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
     int count_stats;             /* 1: count look-back events in control->stats */
+    uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
 } dl_scan_params;
 
 /* Enqueues one scan kernel on `stream`. `left_fold` selects the deterministic
@@ -34,8 +35,15 @@ typedef struct dl_scan_params {
 int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type type, dlscan_op op, int left_fold,
                        cudaStream_t stream);
 
-/* Items per tile the GPU kernel uses for `type`. */
+/* Items per tile the GPU kernels use for `type`. */
 size_t dl_gpu_tile_items(dlscan_type type);
+
+/* Once per handle, on its device: lets the persistent kernels use the shared memory they
+ * need. Returns a cudaError_t as int. */
+int dl_gpu_scan_prepare(void);
+
+/* Blocks per SM of the persistent kernel's grid. */
+uint32_t dl_gpu_scan_blocks_per_sm(void);
 
 #ifdef __cplusplus
 }

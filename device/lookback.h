@@ -5,10 +5,10 @@
  * CPU backend: the partition descriptor format and every decision of the protocol
  * (status decoding, epochs, window geometry, what a window means, back-off, when a
  * left-folding look-back stops buffering).
- * Part 2, CUDA only: the look-back as the GPU runs it, one warp over a window of 32
- * predecessors.
+ * Part 2, CUDA only: the look-back as the GPU runs it, one warp over a window of
+ * DL_WINDOW predecessors.
  * Part 3, C11 only: the same look-back as a CPU thread runs it, one thread walking the
- * 32 slots of the same window.
+ * lanes and slots of the same window.
  *
  * The protocol, per partition (tile) i of one call:
  *   1. take i from a shared counter (not from the block or thread number), so every tile
@@ -16,10 +16,10 @@
  *      never depends on the order in which workers are scheduled;
  *   2. reduce the tile and publish its aggregate with status A (tile 0 publishes its
  *      inclusive prefix with status P at once);
- *   3. look back over the predecessors' descriptors, a window of 32 at a time, nearest
- *      last: any X -> wait and read the window again; all A -> fold the 32 aggregates and
- *      slide the window 32 tiles back; some P -> fold from the nearest P up to tile i-1
- *      and stop. The result is tile i's exclusive prefix;
+ *   3. look back over the predecessors' descriptors, a window of DL_WINDOW at a time,
+ *      nearest last: any X -> wait and read the window again; all A -> fold the aggregates
+ *      and slide the window back; some P -> fold from the nearest P up to tile i-1 and
+ *      stop. The result is tile i's exclusive prefix;
  *   4. publish exclusive prefix (+) aggregate with status P;
  *   5. scan the tile seeded with the exclusive prefix and write it.
  */
@@ -125,50 +125,84 @@ DL_PROTOCOL_FN int dl_epoch_valid(long long epoch)
     return epoch >= DL_EPOCH_FIRST && epoch <= DL_EPOCH_LAST;
 }
 
-/* Resetting the tile counter without an extra launch: every worker counts itself done
- * at its end (after it took its tiles); the one that finds all others done is last, and
- * it resets the counters and moves the epoch on for the next call. */
+/*
+ * Tickets: resetting the tile counter without an extra launch. Workers (GPU blocks, CPU
+ * threads) take tickets from the counter: a ticket below the call's tile count is a tile,
+ * any other means "no tiles left". A call hands out a known number of tickets in all
+ * (GPU: one per block; CPU: one per tile plus one final ticket per thread). Every worker
+ * reads the call's epoch before its first ticket, and ticket increments are acquire-
+ * release, so the worker that draws the last ticket knows that every worker has read the
+ * epoch: it resets the counter and moves the epoch on at once, while the others finish
+ * with the epoch they read. No worker waits for another at its end.
+ * When the epoch would wrap, the descriptors must be cleared first, and only once every
+ * worker is done with them: in such a call each worker also counts itself done at its end,
+ * and the last one to finish clears, resets and moves the epoch on instead.
+ */
+DL_PROTOCOL_FN int dl_is_last_ticket(uint32_t ticket, uint32_t tickets) { return ticket + 1 == tickets; }
+
 DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
 {
     return done_before_me + 1 == workers;
 }
 
-/* Windows. A window of 32 slots ends at tile `last`; slot 31 is the nearest predecessor,
- * slot 0 the farthest. Slots before tile 0 read as P with the identity, so no window
- * needs padding descriptors in front of tile 0. */
-#define DL_WINDOW 32
+/*
+ * Windows. One warp reads a window of DL_WINDOW predecessors at once: each of its 32 lanes
+ * watches DL_SLOTS_PER_LANE consecutive tiles. The window ending at tile `last` covers
+ * last - DL_WINDOW + 1 .. last in lane order: the last slot of lane 31 is the nearest
+ * predecessor. Slots before tile 0 read as P with the identity, so no window needs padding
+ * descriptors in front of tile 0. (The paper's window has one tile per lane; with two, one
+ * round trip to L2 covers twice as many predecessors: bench/NOTES.md has the measurements.)
+ */
+#define DL_WINDOW_LANES 32
+#ifndef DL_SLOTS_PER_LANE
+#define DL_SLOTS_PER_LANE 2
+#endif
+#define DL_WINDOW (DL_WINDOW_LANES * DL_SLOTS_PER_LANE)
 
-DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int slot) { return last - (DL_WINDOW - 1) + slot; }
+DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int lane, int slot)
+{
+    return last - (DL_WINDOW - 1) + lane * DL_SLOTS_PER_LANE + slot;
+}
 
 enum dl_window_action {
     DL_WINDOW_WAIT = 0,  /* some slot is X: back off and read the window again */
-    DL_WINDOW_SLIDE = 1, /* all slots are A: fold them all, slide the window 32 back */
+    DL_WINDOW_SLIDE = 1, /* all slots are A: fold them all, slide the window back */
     DL_WINDOW_STOP = 2   /* some slot is P: fold from the nearest P on, and stop */
 };
 
-/* x_mask and p_mask have bit s set when slot s is X, resp. P. */
-DL_PROTOCOL_FN int dl_window_action(uint32_t x_mask, uint32_t p_mask)
+/* x_lanes and p_lanes have bit l set when lane l watches an X, resp. a P. */
+DL_PROTOCOL_FN int dl_window_action(uint32_t x_lanes, uint32_t p_lanes)
 {
-    if (x_mask)
+    if (x_lanes)
         return DL_WINDOW_WAIT;
-    return p_mask ? DL_WINDOW_STOP : DL_WINDOW_SLIDE;
+    return p_lanes ? DL_WINDOW_STOP : DL_WINDOW_SLIDE;
 }
 
-/* The first slot folded: the nearest P, i.e. the highest slot with P (it heads the
- * segment of the segmented reduction); slot 0 when the window slides. */
-DL_PROTOCOL_FN int dl_window_first_slot(uint32_t p_mask)
+DL_PROTOCOL_FN int dl_highest_bit(uint32_t mask)
 {
-    if (!p_mask)
-        return 0;
 #ifdef __CUDA_ARCH__
-    return 31 - __clz(p_mask);
+    return 31 - __clz(mask);
 #else
-    return 31 - __builtin_clz(p_mask);
+    return 31 - __builtin_clz(mask);
 #endif
 }
 
-/* Slots first..31 of a window, as a mask. */
-DL_PROTOCOL_FN uint32_t dl_window_folded_mask(int first) { return 0xffffffffu << first; }
+/* The lane holding the nearest P (it heads the segment of the segmented reduction);
+ * lane 0 when the window slides. */
+DL_PROTOCOL_FN int dl_window_first_lane(uint32_t p_lanes) { return p_lanes ? dl_highest_bit(p_lanes) : 0; }
+
+/* Within one lane, p_slots has bit k set when slot k is P: the nearest P's slot, or 0. */
+DL_PROTOCOL_FN int dl_lane_first_slot(uint32_t p_slots) { return p_slots ? dl_highest_bit(p_slots) : 0; }
+
+/* The slots of `lane` the fold takes: all from the nearest P (first_lane, first_slot) on,
+ * the P itself included as the fold's start. */
+DL_PROTOCOL_FN uint32_t dl_lane_fold_mask(int lane, int first_lane, int first_slot)
+{
+    const uint32_t all = (1u << DL_SLOTS_PER_LANE) - 1;
+    if (lane > first_lane)
+        return all;
+    return lane == first_lane ? all & (all << first_slot) : 0u;
+}
 
 /*
  * Left-fold order. A float sum is reproducible from run to run only if every tile's
@@ -180,13 +214,17 @@ DL_PROTOCOL_FN uint32_t dl_window_folded_mask(int first) { return 0xffffffffu <<
  * it stops reading windows and waits for the tile just before them to turn P (that tile's
  * worker is running and ends its own look-back), then folds from there.
  */
-#define DL_FOLD_WINDOWS 4
+#define DL_FOLD_WINDOWS 2
 
 DL_PROTOCOL_FN int dl_fold_buffer_full(int windows) { return windows >= DL_FOLD_WINDOWS; }
 
-/* Back-off while a window holds X: doubling sleeps, capped. */
+/* Back-off while a window holds X: doubling sleeps, capped (build-time knobs for tuning). */
+#ifndef DL_BACKOFF_FIRST_NS
 #define DL_BACKOFF_FIRST_NS 32u
+#endif
+#ifndef DL_BACKOFF_LAST_NS
 #define DL_BACKOFF_LAST_NS 512u
+#endif
 
 DL_PROTOCOL_FN uint32_t dl_backoff_next(uint32_t ns)
 {
@@ -328,11 +366,13 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T
 
 /*
  * The look-back of tile `tile` (> 0): run by all 32 lanes of one warp; returns the
- * tile's exclusive prefix in every lane. Lane s watches slot s of the window.
+ * tile's exclusive prefix in every lane. Lane l watches slots l*K .. l*K+K-1 of the window
+ * (K = DL_SLOTS_PER_LANE).
  *
- * LEFT_FOLD = false folds each window as a tree (the paper's segmented reduction:
- * lanes below the nearest P contribute the identity). LEFT_FOLD = true keeps the windows
- * in `fold_buffer` (shared memory, DL_FOLD_WINDOWS * 32 values) and lane 0 folds them in
+ * LEFT_FOLD = false folds each window as a tree: each lane folds its slots in order, the
+ * lanes below the nearest P contribute the identity (the paper's segmented reduction), and
+ * a butterfly combines the lanes. LEFT_FOLD = true keeps the windows in `fold_buffer`
+ * (shared memory, DL_FOLD_WINDOWS * DL_WINDOW values) and lane 0 folds them strictly in
  * index order (Part 1, "Left-fold order").
  *
  * `stats` is NULL unless look-back counting is on; lane 0 counts.
@@ -341,57 +381,81 @@ template <typename T, typename Op, bool LEFT_FOLD>
 __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t epoch,
                              T *fold_buffer, unsigned long long *stats)
 {
+    constexpr int K = DL_SLOTS_PER_LANE;
     const int lane = threadIdx.x % 32;
     unsigned long long *lane0_stats = lane == 0 ? stats : nullptr;
     dl_gpu_count(lane0_stats, DL_STAT_LOOKBACKS, 1);
 
     T running = Op::identity();     /* tree mode: what the windows read so far add up to */
     T first_value = Op::identity(); /* left-fold mode: the P the fold starts from */
-    int first_slot = 0;             /* left-fold mode: the slot after it, in the last window */
+    int first_index = 0;            /* left-fold mode: the slot after it, in the last window */
     int windows = 0;
     int64_t last = tile - 1;
     for (;;) {
-        /* Step 1: wait until no lane sees X. */
-        const int64_t slot_tile = dl_window_tile(last, lane);
-        T value;
-        uint32_t status;
+        /* Step 1: read the window until no slot is X. */
+        T value[K];
+        uint32_t status[K];
         uint32_t backoff = DL_BACKOFF_FIRST_NS;
         for (;;) {
-            status = dl_gpu_read<T, Op>(descriptors, slot_tile, epoch, &value);
-            const uint32_t x_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_X);
-            if (dl_window_action(x_mask, 0) != DL_WINDOW_WAIT)
+            bool any_x = false;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                status[k] = dl_gpu_read<T, Op>(descriptors, dl_window_tile(last, lane, k), epoch,
+                                               &value[k]);
+                any_x |= status[k] == DL_STATUS_X;
+            }
+            const uint32_t x_lanes = __ballot_sync(0xffffffffu, any_x);
+            if (dl_window_action(x_lanes, 0) != DL_WINDOW_WAIT)
                 break;
             dl_gpu_count(lane0_stats, DL_STAT_WAITS_ON_X, 1);
             __nanosleep(backoff);
             backoff = dl_backoff_next(backoff);
         }
 
-        /* Step 2: find the nearest P, if any; fold the aggregates after it. */
-        const uint32_t p_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_P);
-        const int action = dl_window_action(0, p_mask);
-        const int first = dl_window_first_slot(p_mask);
-        const uint32_t a_mask = __ballot_sync(0xffffffffu, status == DL_STATUS_A);
-        dl_gpu_count(lane0_stats, DL_STAT_AGGREGATES_FOLDED,
-                     __popc(a_mask & dl_window_folded_mask(first)));
+        /* Step 2: find the nearest P, if any: its lane, then its slot in that lane. */
+        uint32_t p_slots = 0, a_slots = 0;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            p_slots |= (uint32_t)(status[k] == DL_STATUS_P) << k;
+            a_slots |= (uint32_t)(status[k] == DL_STATUS_A) << k;
+        }
+        const uint32_t p_lanes = __ballot_sync(0xffffffffu, p_slots != 0);
+        const int action = dl_window_action(0, p_lanes);
+        const int first_lane = dl_window_first_lane(p_lanes);
+        const int first_slot = __shfl_sync(0xffffffffu, dl_lane_first_slot(p_slots), first_lane);
+        const uint32_t folded = dl_lane_fold_mask(lane, first_lane, first_slot);
+        if (stats)
+            dl_gpu_count(lane0_stats, DL_STAT_AGGREGATES_FOLDED,
+                         __reduce_add_sync(0xffffffffu, __popc(a_slots & folded)));
+
+        /* Step 3: fold, then stop at the P or slide the window back. */
         if (LEFT_FOLD) {
-            fold_buffer[windows * DL_WINDOW + lane] = value;
+            T at_first = value[0];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                fold_buffer[windows * DL_WINDOW + lane * K + k] = value[k];
+                if (k == first_slot)
+                    at_first = value[k];
+            }
             ++windows;
             if (action == DL_WINDOW_STOP) {
                 dl_gpu_count(lane0_stats, DL_STAT_STOPS_AT_P, 1);
-                first_value = __shfl_sync(0xffffffffu, value, first);
-                first_slot = first + 1; /* the P starts the fold; the slots after it follow */
+                first_value = __shfl_sync(0xffffffffu, at_first, first_lane);
+                first_index = first_lane * K + first_slot + 1;
                 break;
             }
         } else {
-            const T folded = dl_warp_reduce<T, Op>(lane >= first ? value : Op::identity());
-            running = Op()(folded, running);
+            T mine = Op::identity();
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (folded >> k & 1)
+                    mine = Op()(mine, value[k]);
+            running = Op()(dl_warp_reduce<T, Op>(mine), running);
             if (action == DL_WINDOW_STOP) {
                 dl_gpu_count(lane0_stats, DL_STAT_STOPS_AT_P, 1);
                 return running;
             }
         }
-
-        /* Step 3: all 32 were A; slide the window back. */
         dl_gpu_count(lane0_stats, DL_STAT_WINDOWS_SLID, 1);
         last -= DL_WINDOW;
         if (LEFT_FOLD && dl_fold_buffer_full(windows)) {
@@ -402,7 +466,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
                 __nanosleep(backoff);
                 backoff = dl_backoff_next(backoff);
             }
-            first_slot = 0;
+            first_index = 0;
             break;
         }
     }
@@ -411,10 +475,10 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
     __syncwarp();
     T acc = first_value;
     if (lane == 0) {
-        int slot = first_slot;
-        for (int w = windows - 1; w >= 0; --w, slot = 0)
-            for (; slot < DL_WINDOW; ++slot)
-                acc = Op()(acc, fold_buffer[w * DL_WINDOW + slot]);
+        int index = first_index;
+        for (int w = windows - 1; w >= 0; --w, index = 0)
+            for (; index < DL_WINDOW; ++index)
+                acc = Op()(acc, fold_buffer[w * DL_WINDOW + index]);
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }
@@ -473,59 +537,70 @@ static inline uint32_t dl_cpu_read(const dl_cpu_lookback_ctx *c, int64_t tile, u
     return dl_descriptor_status(w0, w1, c->words, c->epoch);
 }
 
-/* The look-back of tile `tile` (> 0): the same windows, decisions and left-fold order as
- * the GPU's (the CPU always folds left to right). Returns the exclusive prefix. */
+/* The look-back of tile `tile` (> 0): the same windows, lanes, decisions and left-fold
+ * order as the GPU's (the CPU always folds left to right). Returns the exclusive prefix. */
 static inline uint64_t dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile)
 {
+    enum { K = DL_SLOTS_PER_LANE };
     uint64_t buffer[DL_FOLD_WINDOWS][DL_WINDOW];
     int windows = 0;
-    int first_slot = 0;
+    int first_index = 0;
     uint64_t acc = c->identity;
     int64_t last = tile - 1;
     dl_cpu_count(c, DL_STAT_LOOKBACKS, 1);
     for (;;) {
         uint64_t *slots = buffer[windows];
-        uint32_t x_mask, p_mask;
+        uint32_t x_lanes, p_lanes, p_slots[DL_WINDOW_LANES], a_slots[DL_WINDOW_LANES];
         /* Step 1: read the window until no slot is X. */
         for (;;) {
-            x_mask = p_mask = 0;
-            for (int slot = 0; slot < DL_WINDOW; ++slot) {
-                const uint32_t status = dl_cpu_read(c, dl_window_tile(last, slot), &slots[slot]);
-                x_mask |= (uint32_t)(status == DL_STATUS_X) << slot;
-                p_mask |= (uint32_t)(status == DL_STATUS_P) << slot;
+            x_lanes = p_lanes = 0;
+            for (int lane = 0; lane < DL_WINDOW_LANES; ++lane) {
+                p_slots[lane] = a_slots[lane] = 0;
+                for (int k = 0; k < K; ++k) {
+                    const uint32_t status =
+                        dl_cpu_read(c, dl_window_tile(last, lane, k), &slots[lane * K + k]);
+                    x_lanes |= (uint32_t)(status == DL_STATUS_X) << lane;
+                    p_slots[lane] |= (uint32_t)(status == DL_STATUS_P) << k;
+                    a_slots[lane] |= (uint32_t)(status == DL_STATUS_A) << k;
+                }
+                p_lanes |= (uint32_t)(p_slots[lane] != 0) << lane;
             }
-            if (dl_window_action(x_mask, p_mask) != DL_WINDOW_WAIT)
+            if (dl_window_action(x_lanes, p_lanes) != DL_WINDOW_WAIT)
                 break;
             dl_cpu_count(c, DL_STAT_WAITS_ON_X, 1);
             sched_yield();
         }
-        /* Step 2: find the nearest P, if any. */
-        const int action = dl_window_action(0, p_mask);
-        const int first = dl_window_first_slot(p_mask);
-        dl_cpu_count(c, DL_STAT_AGGREGATES_FOLDED,
-                     (unsigned long long)__builtin_popcount(~p_mask & dl_window_folded_mask(first)));
+        /* Step 2: find the nearest P, if any: its lane, then its slot in that lane. */
+        const int action = dl_window_action(0, p_lanes);
+        const int first_lane = dl_window_first_lane(p_lanes);
+        const int first_slot = dl_lane_first_slot(p_slots[first_lane]);
+        unsigned long long folded = 0;
+        for (int lane = 0; lane < DL_WINDOW_LANES; ++lane)
+            folded += (unsigned long long)__builtin_popcount(
+                a_slots[lane] & dl_lane_fold_mask(lane, first_lane, first_slot));
+        dl_cpu_count(c, DL_STAT_AGGREGATES_FOLDED, folded);
         ++windows;
+        /* Step 3: stop at the P, or slide back (waiting for a P once the buffer is full). */
         if (action == DL_WINDOW_STOP) {
             dl_cpu_count(c, DL_STAT_STOPS_AT_P, 1);
-            acc = slots[first];
-            first_slot = first + 1;
+            acc = slots[first_lane * K + first_slot];
+            first_index = first_lane * K + first_slot + 1;
             break;
         }
-        /* Step 3: all 32 were A; slide back, or wait for a P once the buffer is full. */
         dl_cpu_count(c, DL_STAT_WINDOWS_SLID, 1);
         last -= DL_WINDOW;
         if (dl_fold_buffer_full(windows)) {
             dl_cpu_count(c, DL_STAT_WAITS_FOR_P, 1);
             while (dl_cpu_read(c, last, &acc) != DL_STATUS_P)
                 sched_yield();
-            first_slot = 0;
+            first_index = 0;
             break;
         }
     }
     /* Fold the buffered windows in index order, farthest first. */
-    for (int w = windows - 1; w >= 0; --w, first_slot = 0)
-        for (int slot = first_slot; slot < DL_WINDOW; ++slot)
-            acc = c->combine(acc, buffer[w][slot]);
+    for (int w = windows - 1; w >= 0; --w, first_index = 0)
+        for (int index = first_index; index < DL_WINDOW; ++index)
+            acc = c->combine(acc, buffer[w][index]);
     return acc;
 }
 

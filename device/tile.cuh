@@ -5,8 +5,10 @@
  *   dl_tile_prefixes  turns each lane's per-row partials into exclusive prefixes over the
  *                     whole input: warp scans, a block scan, then warp 0 publishes the
  *                     tile's aggregate, looks back and publishes its inclusive prefix;
- *   dl_tile_finish    counts the block done; the last block resets the counter and moves
- *                     the epoch on, so the next call needs no initialization launch.
+ *   dl_tile_finish    in the rare call where the epoch wraps, the last block to finish
+ *                     clears the descriptors.
+ * Together with the last ticket's reset in dl_tile_take, the next call needs no
+ * initialization launch.
  *
  * Data layout the prefixes assume: warp w of the block owns a contiguous run of the tile;
  * within it, row r comes before row r+1, and within a row lane l before lane l+1.
@@ -25,16 +27,55 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
     T fold_buffer[LEFT_FOLD ? DL_FOLD_WINDOWS * DL_WINDOW : 1];
 };
 
-/* Takes this block's tile. Every block that this one may wait on took its tile before,
- * and is therefore running: forward progress needs no assumption about the order in
- * which the hardware schedules blocks. */
+/*
+ * Tickets (lookback.h Part 1, "Tickets"), drawn by thread 0. The first ticket of a block
+ * comes after its read of the epoch, with a release fence between them; later tickets are
+ * relaxed increments (all increments of the counter extend the release sequences of the
+ * earlier ones). The worker that draws the call's last ticket fences (acquire) before it
+ * resets the counter and moves the epoch on. Every block a tile may wait on drew that
+ * tile's ticket earlier and works its tiles in the order it drew them, so the lowest
+ * unfinished tile always belongs to a block that is working on it: forward progress needs
+ * no assumption about the order in which the hardware schedules blocks.
+ */
+__device__ __forceinline__ uint32_t dl_ticket_draw(dl_control *control)
+{
+    uint32_t ticket;
+    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(ticket)
+                 : "l"(&control->tiles_taken)
+                 : "memory");
+    return ticket;
+}
+
+__device__ __forceinline__ uint32_t dl_ticket_draw_first(dl_control *control, uint32_t *epoch)
+{
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(*epoch) : "l"(&control->epoch) : "memory");
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    return dl_ticket_draw(control);
+}
+
+/* Call with every ticket drawn: the one that draws the last of `tickets` resets. */
+__device__ __forceinline__ void dl_ticket_check_last(dl_control *control, uint32_t ticket,
+                                                     uint32_t tickets, uint32_t epoch)
+{
+    if (dl_is_last_ticket(ticket, tickets) && !dl_epoch_wraps(epoch)) {
+        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        control->tiles_taken = 0;
+        control->epoch = dl_epoch_next(epoch);
+    }
+}
+
+/* One tile per block: thread 0 draws it (one ticket per block in all), the block learns it. */
 template <typename SHARED>
 __device__ __forceinline__ void dl_tile_take(dl_control *control, SHARED &sh, uint32_t *tile,
                                              uint32_t *epoch)
 {
     if (threadIdx.x == 0) {
-        sh.tile = atomicAdd(&control->tiles_taken, 1u);
-        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(sh.epoch) : "l"(&control->epoch));
+        uint32_t e;
+        const uint32_t ticket = dl_ticket_draw_first(control, &e);
+        dl_ticket_check_last(control, ticket, gridDim.x, e);
+        sh.tile = ticket;
+        sh.epoch = e;
     }
     __syncthreads();
     *tile = sh.tile;
@@ -54,16 +95,32 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusiv
     return x;
 }
 
+/* Synchronizes the threads that work the tile: the whole block, or, in a block whose other
+ * warps have roles of their own (SPECIALIZED), the first WARPS warps on named barrier 1. */
+template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_sync()
+{
+    if (SPECIALIZED)
+        asm volatile("bar.sync 1, %0;" ::"n"(WARPS * 32) : "memory");
+    else
+        __syncthreads();
+}
+
 /*
  * lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
  * Writes row_prefix[r]: the exclusive prefix of the first of those items over the whole
- * input, seed first. Every thread of the block calls it; it synchronizes the block twice.
+ * input, seed first. The first WARPS warps of the block call it; it synchronizes them twice.
+ *
+ * SPECIALIZED = false: warp 0 publishes the tile's aggregate (its own tree over the block)
+ * and, after the look-back, its inclusive prefix. SPECIALIZED = true: another warp already
+ * published the aggregate `published` (and, for tile 0, the inclusive prefix); the inclusive
+ * prefix is built on that same value, so that P = E (+) A holds for every reader.
  */
-template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS>
+template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS, bool SPECIALIZED>
 __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
                                                  const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
                                                  uint32_t tile, uint32_t epoch, T seed,
-                                                 dl_word *descriptors, unsigned long long *stats)
+                                                 dl_word *descriptors, unsigned long long *stats,
+                                                 T published)
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -84,23 +141,23 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
         warp_total = Op()(warp_total, row_total[r]);
     if (lane == 0)
         sh.warp_prefix[warp] = warp_total;
-    __syncthreads();
+    dl_tile_sync<SPECIALIZED, WARPS>();
 
     /* Warp 0: the tile's aggregate and warp prefixes, then the descriptor protocol. */
     if (warp == 0) {
         const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
         const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
-        const T aggregate = __shfl_sync(0xffffffffu, inclusive, WARPS - 1);
+        const T aggregate = SPECIALIZED ? published : __shfl_sync(0xffffffffu, inclusive, WARPS - 1);
         const T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
         if (lane < WARPS)
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
         T prefix = seed;
         if (tile == 0) {
-            if (lane == 0)
+            if (!SPECIALIZED && lane == 0)
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
         } else {
             /* Publish the aggregate before looking back: successors may fold it now. */
-            if (lane == 0)
+            if (!SPECIALIZED && lane == 0)
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
             prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
                                                        stats);
@@ -110,7 +167,7 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
         if (lane == 0)
             sh.tile_prefix = prefix;
     }
-    __syncthreads();
+    dl_tile_sync<SPECIALIZED, WARPS>();
 
     T running = Op()(sh.tile_prefix, sh.warp_prefix[warp]);
 #pragma unroll
@@ -120,22 +177,21 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
     }
 }
 
-/* Counts the block done. The last block of the call resets the tile counter and moves the
- * epoch on (clearing every descriptor first when the epoch wraps); the next call on the
- * stream starts after this kernel ends, and sees the reset. */
+/* In the one call in 2^30 where the epoch wraps, every block counts itself done, and the
+ * last to finish clears the descriptors, resets the counters and starts the epochs over.
+ * Otherwise there is nothing to do. */
 __device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epoch,
                                                dl_word *descriptors, uint64_t descriptor_words)
 {
-    if (threadIdx.x != 0)
+    if (threadIdx.x != 0 || !dl_epoch_wraps(epoch))
         return;
-    __threadfence(); /* this block's counter increment is ordered before its done count */
+    __threadfence(); /* this block's descriptor writes come before its done count */
     const uint32_t done_before = atomicAdd(&control->blocks_done, 1u);
     if (!dl_is_last_worker(done_before, gridDim.x))
         return;
     __threadfence();
-    if (dl_epoch_wraps(epoch)) /* once in 2^30 calls */
-        for (uint64_t i = 0; i < descriptor_words; ++i)
-            descriptors[i] = 0;
+    for (uint64_t i = 0; i < descriptor_words; ++i)
+        descriptors[i] = 0;
     control->tiles_taken = 0;
     control->blocks_done = 0;
     control->epoch = dl_epoch_next(epoch);

@@ -186,13 +186,17 @@ typedef enum dlscan_option {
     /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. */
     DLSCAN_OPTION_LOOKBACK_STATS = 2,
     /* Testing aid, CPU backend only: each tile sleeps a random 0..value microseconds at
-     * three points of the protocol, and one tile in 256 holds its aggregate back for 50
+     * three points of the protocol, and one tile in 512 holds its aggregate back for 50
      * times value, so that waits on X, long runs of A and stops at P all occur.
      * Default 0. */
     DLSCAN_OPTION_TEST_DELAY_US = 3,
     /* Testing aid: sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests
      * can reach the epoch's wrap-around. Synchronizes a GPU handle's device. */
-    DLSCAN_OPTION_TEST_EPOCH = 4
+    DLSCAN_OPTION_TEST_EPOCH = 4,
+    /* GPU handles: 1 (default) runs the persistent kernel where the GPU (sm_90 and newer)
+     * and the alignment (16-byte aligned pointers) allow: a few blocks per SM that prefetch
+     * tiles into shared memory. 0 runs one block per tile. Results are the same. */
+    DLSCAN_OPTION_PERSISTENT = 5
 } dlscan_option;
 
 DLSCAN_API dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value);

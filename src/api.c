@@ -14,8 +14,10 @@
 static dlscan_handle_t dl_handle_new(void)
 {
     dlscan_handle_t h = calloc(1, sizeof *h);
-    if (h)
+    if (h) {
         h->deterministic = 1;
+        h->persistent = 1;
+    }
     return h;
 }
 
@@ -231,6 +233,10 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
         if ((status = dl_check_flag(h, "DLSCAN_OPTION_LOOKBACK_STATS", value)) == DLSCAN_SUCCESS)
             h->count_stats = (int)value;
         return status;
+    case DLSCAN_OPTION_PERSISTENT:
+        if ((status = dl_check_flag(h, "DLSCAN_OPTION_PERSISTENT", value)) == DLSCAN_SUCCESS)
+            h->persistent = (int)value;
+        return status;
     case DLSCAN_OPTION_TEST_DELAY_US:
         if (value < 0 || value > 1000000)
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
@@ -262,6 +268,7 @@ dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long lo
     case DLSCAN_OPTION_DETERMINISTIC: *value = h->deterministic; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_LOOKBACK_STATS: *value = h->count_stats; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_DELAY_US: *value = h->test_delay_us; return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_PERSISTENT: *value = h->persistent; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_EPOCH:
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "DLSCAN_OPTION_TEST_EPOCH can only be set");
     }

@@ -4,9 +4,9 @@
  * Threads play the thread blocks. The calling thread and up to threads-1 helpers take
  * tiles from an atomic counter, publish descriptors with C11 atomics (release/acquire)
  * and look back over windows of 32 predecessors with dl_cpu_lookback() from
- * device/lookback.h, the file the GPU kernel includes for the same protocol. The last
- * worker to finish resets the counter and moves the epoch on, as the GPU's last block
- * does. A call returns when its scan is complete.
+ * device/lookback.h, the file the GPU kernel includes for the same protocol. The worker
+ * that draws the call's last ticket resets the counter and moves the epoch on, as the
+ * GPU's block with the last ticket does. A call returns when its scan is complete.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -48,7 +48,8 @@ struct dl_cpu_job {
     size_t n;
     size_t item_size;
     uint32_t tiles;
-    uint32_t workers;
+    uint32_t workers;    /* fixed before `go` opens: helpers that failed to start don't count */
+    _Atomic int go;      /* workers wait for it, so the ticket count is known before any draw */
     uint64_t seed;
     uint64_t identity;
     int exclusive;
@@ -109,17 +110,32 @@ static void dl_cpu_test_delay(dl_cpu_worker *w, int held)
     nanosleep(&pause, NULL);
 }
 
-/* Counts the worker done; the last one resets the counter and moves the epoch on. */
+/* Draws a ticket; the last of the call's tiles + workers tickets resets the counter and
+ * moves the epoch on (lookback.h, "Tickets"). */
+static uint32_t dl_cpu_draw_ticket(dl_cpu_job *job)
+{
+    dl_cpu_state *s = job->state;
+    const uint32_t ticket = atomic_fetch_add_explicit(&s->tiles_taken, 1, memory_order_acq_rel);
+    const uint32_t epoch = job->lookback.epoch;
+    if (dl_is_last_ticket(ticket, job->tiles + job->workers) && !dl_epoch_wraps(epoch)) {
+        atomic_store_explicit(&s->tiles_taken, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
+    }
+    return ticket;
+}
+
+/* When the epoch wraps, the last worker to finish clears the descriptors and starts over. */
 static void dl_cpu_finish(dl_cpu_job *job)
 {
     dl_cpu_state *s = job->state;
+    const uint32_t epoch = job->lookback.epoch;
+    if (!dl_epoch_wraps(epoch))
+        return;
     const uint32_t done_before = atomic_fetch_add_explicit(&s->workers_done, 1, memory_order_acq_rel);
     if (!dl_is_last_worker(done_before, job->workers))
         return;
-    const uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    if (dl_epoch_wraps(epoch))
-        for (size_t i = 0; i < s->descriptor_words; ++i)
-            atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+    for (size_t i = 0; i < s->descriptor_words; ++i)
+        atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
     atomic_store_explicit(&s->tiles_taken, 0, memory_order_relaxed);
     atomic_store_explicit(&s->workers_done, 0, memory_order_relaxed);
     atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
@@ -131,17 +147,18 @@ static void *dl_cpu_work(void *argument)
     dl_cpu_worker *w = argument;
     dl_cpu_job *job = w->job;
     const dl_cpu_lookback_ctx *lookback = &job->lookback;
+    while (!atomic_load_explicit(&job->go, memory_order_acquire))
+        sched_yield();
     for (;;) {
-        const uint32_t tile = atomic_fetch_add_explicit(&job->state->tiles_taken, 1,
-                                                        memory_order_relaxed);
+        const uint32_t tile = dl_cpu_draw_ticket(job);
         if (tile >= job->tiles)
             break;
         const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
         const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
         const void *in = job->in + first * job->item_size;
         void *out = job->out + first * job->item_size;
-        /* One tile in 256 holds its aggregate back: up to 255 successors pile up as A. */
-        dl_cpu_test_delay(w, tile % 256 == 1);
+        /* One tile in 512 holds its aggregate back: up to 511 successors pile up as A. */
+        dl_cpu_test_delay(w, tile % 512 == 1);
         const uint64_t aggregate = job->ops->reduce(in, count, job->identity);
         uint64_t prefix = job->seed;
         if (tile == 0) {
@@ -192,13 +209,16 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         w->started = 0;
     }
     /* Helpers first, then the calling thread works as worker 0. A helper that cannot start
-     * counts itself done at once: the others take its tiles. */
+     * is left out of the count before any ticket is drawn: the others take its tiles. */
+    atomic_init(&job.go, 0);
+    uint32_t started = 1;
     for (uint32_t i = 1; i < job.workers; ++i) {
-        dl_cpu_worker *w = &s->workers[i];
+        dl_cpu_worker *w = &s->workers[started];
         w->started = pthread_create(&w->thread, NULL, dl_cpu_work, w) == 0;
-        if (!w->started)
-            dl_cpu_finish(&job);
+        started += (uint32_t)w->started;
     }
+    job.workers = started;
+    atomic_store_explicit(&job.go, 1, memory_order_release);
     dl_cpu_work(&s->workers[0]);
     for (uint32_t i = 1; i < job.workers; ++i)
         if (s->workers[i].started)

@@ -19,6 +19,7 @@ typedef struct dl_gpu_state {
     dl_word *descriptors;    /* device memory, zeroed when allocated */
     size_t descriptor_words; /* capacity */
     dl_get_address_range_fn get_address_range; /* the driver's cuMemGetAddressRange, or NULL */
+    uint32_t persistent_blocks; /* the persistent kernel's grid; 0 before sm_90 */
 } dl_gpu_state;
 
 static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
@@ -139,7 +140,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     dl_gpu_state *s = dl_gpu(h);
     const dl_scan_params params = {r->in,          r->out,        r->n,
                                    r->seed_bits,   s->descriptors, s->descriptor_words,
-                                   s->control,     r->exclusive,  h->count_stats};
+                                   s->control,     r->exclusive,  h->count_stats,
+                                   h->persistent ? s->persistent_blocks : 0};
     const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
@@ -231,6 +233,17 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         free(s);
         return dl_cuda_fail(h, error, "creating the handle's control block");
     }
+    int sm_count = 0, major = 0;
+    if ((error = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, s->device)) !=
+            cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device)) !=
+            cudaSuccess ||
+        (error = (cudaError_t)dl_gpu_scan_prepare()) != cudaSuccess) {
+        cudaFree(s->control);
+        free(s);
+        return dl_cuda_fail(h, error, "reading the device's properties");
+    }
+    s->persistent_blocks = major >= 9 ? (uint32_t)sm_count * dl_gpu_scan_blocks_per_sm() : 0;
     enum cudaDriverEntryPointQueryResult found;
     void *function = NULL;
     if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault,

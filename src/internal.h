@@ -46,6 +46,7 @@ struct dlscan_handle {
     void *backend_state;
     int deterministic;     /* DLSCAN_OPTION_DETERMINISTIC */
     int count_stats;       /* DLSCAN_OPTION_LOOKBACK_STATS */
+    int persistent;        /* DLSCAN_OPTION_PERSISTENT */
     long long test_delay_us; /* DLSCAN_OPTION_TEST_DELAY_US */
     char last_error[512];
 };

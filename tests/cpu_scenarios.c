@@ -102,14 +102,14 @@ void cpu_stress_reaches_every_lookback_outcome(void)
 void cpu_long_runs_of_aggregates_wait_for_a_prefix(void)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(200);
+    dlscan_handle_t h = cpu_handle(320);
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 4000));
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_FLOAT64, &tile);
     dlscan_lookback_stats stats = {0};
     for (int round = 0; round < 8 && stats.waits_for_p == 0; ++round) {
-        const scan_case c = {DLSCAN_FLOAT64, DLSCAN_SUM, round % 2, 1, 1, 400 * tile - 1,
+        const scan_case c = {DLSCAN_FLOAT64, DLSCAN_SUM, round % 2, 1, 1, 420 * tile - 1,
                              TEST_VALUES_MIXED_MAGNITUDE};
         scan_check_case(h, &host_memory, &c, &rng);
         CHECK_OK(h, dlscan_get_lookback_stats(h, &stats));

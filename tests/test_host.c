@@ -100,14 +100,29 @@ Test(host, window_decisions)
     cr_assert_eq(dl_window_action(1u << 4, 1u << 9), DL_WINDOW_WAIT, "any X waits");
     cr_assert_eq(dl_window_action(0, 0), DL_WINDOW_SLIDE, "all A slides");
     cr_assert_eq(dl_window_action(0, 1u << 3), DL_WINDOW_STOP, "a P stops");
-    cr_assert_eq(dl_window_first_slot(0), 0);
-    cr_assert_eq(dl_window_first_slot((1u << 3) | (1u << 17)), 17, "the nearest P heads the segment");
-    cr_assert_eq(dl_window_first_slot(1u << 31), 31);
-    cr_assert_eq(dl_window_folded_mask(0), 0xffffffffu);
-    cr_assert_eq(dl_window_folded_mask(30), 0xc0000000u);
-    cr_assert_eq(dl_window_tile(100, 31), 100, "slot 31 is the nearest predecessor");
-    cr_assert_eq(dl_window_tile(100, 0), 69);
-    cr_assert_eq(dl_window_tile(3, 0), -28, "slots before tile 0 are negative");
+    cr_assert_eq(dl_window_first_lane(0), 0, "a sliding window folds from lane 0");
+    cr_assert_eq(dl_window_first_lane((1u << 3) | (1u << 17)), 17, "the nearest P heads the segment");
+    cr_assert_eq(dl_window_first_lane(1u << 31), 31);
+    cr_assert_eq(dl_lane_first_slot(0), 0);
+    cr_assert_eq(dl_lane_first_slot(0x5), 2, "the nearest P within the lane");
+    const uint32_t all = (1u << DL_SLOTS_PER_LANE) - 1;
+    cr_assert_eq(dl_lane_fold_mask(5, 4, 1), all, "lanes after the P's lane fold everything");
+    cr_assert_eq(dl_lane_fold_mask(3, 4, 1), 0, "lanes before it fold nothing");
+    cr_assert_eq(dl_lane_fold_mask(4, 4, 1), all & ~1u, "its lane folds from the P on");
+    cr_assert_eq(dl_lane_fold_mask(0, 0, 0), all, "a sliding window folds everything");
+}
+
+Test(host, window_geometry)
+{
+    cr_assert_eq(DL_WINDOW, DL_WINDOW_LANES * DL_SLOTS_PER_LANE);
+    cr_assert_eq(dl_window_tile(1000, 31, DL_SLOTS_PER_LANE - 1), 1000,
+                 "lane 31's last slot is the nearest predecessor");
+    cr_assert_eq(dl_window_tile(1000, 0, 0), 1000 - DL_WINDOW + 1, "lane 0's first slot the farthest");
+    for (int lane = 0; lane < DL_WINDOW_LANES; ++lane)
+        for (int k = 0; k + 1 < DL_SLOTS_PER_LANE; ++k)
+            cr_assert_eq(dl_window_tile(500, lane, k) + 1, dl_window_tile(500, lane, k + 1),
+                         "slots of a lane are consecutive tiles");
+    cr_assert_lt(dl_window_tile(3, 0, 0), 0, "slots before tile 0 are negative");
 }
 
 Test(host, epochs_counters_and_backoff)
@@ -119,6 +134,7 @@ Test(host, epochs_counters_and_backoff)
     cr_assert(!dl_epoch_valid(0) && dl_epoch_valid(1) && dl_epoch_valid(DL_EPOCH_LAST) &&
               !dl_epoch_valid((long long)DL_EPOCH_LAST + 1));
     cr_assert(dl_is_last_worker(9, 10) && !dl_is_last_worker(8, 10));
+    cr_assert(dl_is_last_ticket(99, 100) && !dl_is_last_ticket(98, 100) && !dl_is_last_ticket(100, 100));
     uint32_t ns = DL_BACKOFF_FIRST_NS;
     for (int i = 0; i < 40; ++i) {
         const uint32_t next = dl_backoff_next(ns);
