@@ -56,23 +56,25 @@ enum dl_status {
  *     bits 31..0   payload (32 bits of the value)
  *
  * Bits 63..32 together are the word's tag. A 32-bit value is one word: status and value
- * share one machine word, so a reader that sees the status sees the value that went
- * with it, with no fence between them.
+ * share one machine word, so a reader that sees the status sees the value that went with
+ * it, with no fence between them.
  *
- * A 64-bit value takes two words, word 0 with the low half and word 1 with the high half,
- * and both carry the same tag. Why that is as race-free as one word, under the PTX memory
+ * A wider value (64 bits for 64-bit scans; 128 bits for the pairs that run-length encoding
+ * and reduce-by-key carry) takes 2 or 4 words, word k holding bits 32k .. 32k+31, and every
+ * word carries the same tag. Why that is as race-free as one word, under the PTX memory
  * model: each aligned 64-bit store is single-copy atomic, so each load returns one whole
- * earlier store to that word, tag and payload together. In one call a descriptor is
- * written at most twice, once with status A and once with status P, and each write puts
- * one tag on both words; tags of earlier calls carry other epochs. So if a reader finds
- * the same current-epoch tag on both words, both came from the one write that used that
- * tag, and the two halves belong to one value. A reader that finds different tags (it
- * raced with a write, or one word is stale) treats the descriptor as X and reads again.
- * No ordering between the two words is needed, and none between descriptor and data:
- * the value is the only datum that travels.
+ * earlier store to that word, tag and payload together. In one call a descriptor is written
+ * at most twice, once with status A and once with status P, and each write puts one tag on
+ * all its words; tags of earlier calls carry other epochs. So if a reader finds the same
+ * current-epoch tag on every word, all of them came from the one write that used that tag,
+ * and the pieces belong to one value. A reader that finds different tags (it raced with a
+ * write, or a word is stale) treats the descriptor as X and reads again. No ordering between
+ * the words is needed, and none between descriptor and data: the value is the only datum
+ * that travels.
  */
 typedef uint64_t dl_word;
 
+#define DL_MAX_DESCRIPTOR_WORDS 4
 #define DL_EPOCH_FIRST 1u
 #define DL_EPOCH_LAST 0x3fffffffu /* 2^30 - 1 */
 
@@ -87,24 +89,18 @@ DL_PROTOCOL_FN uint32_t dl_word_tag(dl_word w) { return (uint32_t)(w >> 32); }
 
 DL_PROTOCOL_FN uint32_t dl_word_payload(dl_word w) { return (uint32_t)w; }
 
-/* The status of a descriptor read as `words` words (1 or 2; w1 unused for 1) in the call
- * with epoch `epoch`. */
-DL_PROTOCOL_FN uint32_t dl_descriptor_status(dl_word w0, dl_word w1, int words, uint32_t epoch)
+/* The status of a descriptor read as `count` words (1, 2 or 4) in the call with epoch
+ * `epoch`. */
+DL_PROTOCOL_FN uint32_t dl_descriptor_status(const dl_word *words, int count, uint32_t epoch)
 {
-    const uint32_t tag = dl_word_tag(w0);
-    if (words == 2 && dl_word_tag(w1) != tag)
-        return DL_STATUS_X; /* torn: the halves come from different writes */
+    const uint32_t tag = dl_word_tag(words[0]);
+    for (int k = 1; k < count; ++k)
+        if (dl_word_tag(words[k]) != tag)
+            return DL_STATUS_X; /* torn: the words come from different writes */
     if ((tag >> 2) != epoch)
         return DL_STATUS_X; /* stale: written by an earlier call, or never */
     const uint32_t status = tag & 3u;
     return status == DL_STATUS_A || status == DL_STATUS_P ? status : (uint32_t)DL_STATUS_X;
-}
-
-/* The value bits of a descriptor (meaningful when its status is A or P). */
-DL_PROTOCOL_FN uint64_t dl_descriptor_value(dl_word w0, dl_word w1, int words)
-{
-    return words == 2 ? ((uint64_t)dl_word_payload(w1) << 32) | dl_word_payload(w0)
-                      : dl_word_payload(w0);
 }
 
 /*
@@ -127,18 +123,21 @@ DL_PROTOCOL_FN int dl_epoch_valid(long long epoch)
 
 /*
  * Tickets: resetting the tile counter without an extra launch. Workers (GPU blocks, CPU
- * threads) take tickets from the counter: a ticket below the call's tile count is a tile,
- * any other means "no tiles left". A call hands out a known number of tickets in all
+ * threads) take tickets from the counter, which starts each call at its base (0, unless a
+ * test moves it to check the counter's 32-bit wrap-around): ticket - base, modulo 2^32, is
+ * a tile below the call's tile count, or else means "no tiles left". A call hands out a known number of tickets in all
  * (GPU: one per block; CPU: one per tile plus one final ticket per thread). Every worker
  * reads the call's epoch before its first ticket, and ticket increments are acquire-
  * release, so the worker that draws the last ticket knows that every worker has read the
- * epoch: it resets the counter and moves the epoch on at once, while the others finish
+ * epoch: it resets the counter to its base and moves the epoch on at once, while the others finish
  * with the epoch they read. No worker waits for another at its end.
  * When the epoch would wrap, the descriptors must be cleared first, and only once every
  * worker is done with them: in such a call each worker also counts itself done at its end,
  * and the last one to finish clears, resets and moves the epoch on instead.
  */
-DL_PROTOCOL_FN int dl_is_last_ticket(uint32_t ticket, uint32_t tickets) { return ticket + 1 == tickets; }
+DL_PROTOCOL_FN uint32_t dl_ticket_tile(uint32_t ticket, uint32_t base) { return ticket - base; }
+
+DL_PROTOCOL_FN int dl_is_last_ticket(uint32_t tile, uint32_t tickets) { return tile + 1 == tickets; }
 
 DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
 {
@@ -244,10 +243,10 @@ enum dl_stat {
 
 /* The GPU's per-handle control block, in device memory next to the descriptors. */
 typedef struct dl_control {
-    uint32_t tiles_taken; /* the tile counter: next tile index of the running call */
-    uint32_t blocks_done; /* blocks of the running call that have finished */
+    uint32_t tiles_taken; /* the tile counter: ticket_base + tickets drawn in the running call */
+    uint32_t blocks_done; /* blocks of the running call that have finished (epoch wrap only) */
     uint32_t epoch;       /* the epoch of the running (or next) call */
-    uint32_t reserved;
+    uint32_t ticket_base; /* where the counter starts each call (0 unless a test moves it) */
     unsigned long long stats[DL_STAT_COUNT];
 } dl_control;
 
@@ -256,32 +255,67 @@ typedef struct dl_control {
  * ====================================================================================== */
 #ifdef __CUDACC__
 
-template <typename T> __device__ __forceinline__ uint64_t dl_value_bits(T v)
+/* A value of T as its 32-bit pieces (T is 4, 8 or 16 bytes): how descriptors carry it, and
+ * how warp shuffles move it. */
+template <typename T> struct dl_pieces {
+    static constexpr int count = (int)sizeof(T) / 4;
+    uint32_t piece[count];
+};
+
+template <typename T> __device__ __forceinline__ dl_pieces<T> dl_to_pieces(T v)
 {
-    if (sizeof(T) == 4) {
-        uint32_t u;
-        memcpy(&u, &v, 4);
-        return u;
-    }
-    uint64_t u;
-    memcpy(&u, &v, sizeof(T));
-    return u;
+    dl_pieces<T> p;
+    memcpy(&p, &v, sizeof v);
+    return p;
 }
 
-template <typename T> __device__ __forceinline__ T dl_value_from_bits(uint64_t bits)
+template <typename T> __device__ __forceinline__ T dl_from_pieces(const dl_pieces<T> &p)
 {
     T v;
-    if (sizeof(T) == 4) {
-        const uint32_t u = (uint32_t)bits;
-        memcpy(&v, &u, 4);
-    } else {
-        memcpy(&v, &bits, sizeof(T));
-    }
+    memcpy(&v, &p, sizeof v);
     return v;
 }
 
+/* A 64-bit word's low bytes as a value of T (the scan's seed; T of 4 or 8 bytes). */
+template <typename T> __device__ __forceinline__ T dl_value_from_bits(uint64_t bits)
+{
+    T v;
+    memcpy(&v, &bits, sizeof v); /* little-endian: the low bytes come first */
+    return v;
+}
+
+/* Warp shuffles of any T, a 32-bit piece at a time (what the hardware does for 64-bit
+ * types too). */
+template <typename T> __device__ __forceinline__ T dl_shfl(T v, int source_lane)
+{
+    dl_pieces<T> p = dl_to_pieces(v);
+#pragma unroll
+    for (int k = 0; k < p.count; ++k)
+        p.piece[k] = __shfl_sync(0xffffffffu, p.piece[k], source_lane);
+    return dl_from_pieces<T>(p);
+}
+
+template <typename T> __device__ __forceinline__ T dl_shfl_up(T v, int delta)
+{
+    dl_pieces<T> p = dl_to_pieces(v);
+#pragma unroll
+    for (int k = 0; k < p.count; ++k)
+        p.piece[k] = __shfl_up_sync(0xffffffffu, p.piece[k], delta);
+    return dl_from_pieces<T>(p);
+}
+
+template <typename T> __device__ __forceinline__ T dl_shfl_xor(T v, int mask)
+{
+    dl_pieces<T> p = dl_to_pieces(v);
+#pragma unroll
+    for (int k = 0; k < p.count; ++k)
+        p.piece[k] = __shfl_xor_sync(0xffffffffu, p.piece[k], mask);
+    return dl_from_pieces<T>(p);
+}
+
 /* Descriptor accesses are relaxed at GPU scope: coherent in L2, never served stale from
- * L1, and in no order with other accesses, none being needed (Part 1). */
+ * L1, and in no order with other accesses, none being needed (Part 1). Pairs of words move
+ * as one 16-byte access (Part 1 does not rely on that). */
 __device__ __forceinline__ dl_word dl_gpu_load_word(const dl_word *p)
 {
     dl_word w;
@@ -308,25 +342,21 @@ __device__ __forceinline__ void dl_gpu_store_words2(dl_word *p, dl_word w0, dl_w
                  : "memory");
 }
 
-/* Words per descriptor for value type T. */
-template <typename T> struct dl_descriptor_words {
-    static constexpr int value = sizeof(T) == 4 ? 1 : 2;
-};
-
-/* Publishes tile's descriptor: one store (the two words of a 64-bit value go out as one
- * 16-byte store, although Part 1 does not rely on that). */
+/* Publishes tile's descriptor: as many words as T has 32-bit pieces. */
 template <typename T>
 __device__ __forceinline__ void dl_gpu_publish(dl_word *descriptors, uint32_t tile, uint32_t epoch,
                                                uint32_t status, T value)
 {
-    const uint64_t bits = dl_value_bits(value);
-    if (dl_descriptor_words<T>::value == 1) {
-        dl_gpu_store_word(descriptors + tile, dl_word_make(epoch, status, (uint32_t)bits));
-    } else {
-        dl_gpu_store_words2(descriptors + 2 * (uint64_t)tile,
-                            dl_word_make(epoch, status, (uint32_t)bits),
-                            dl_word_make(epoch, status, (uint32_t)(bits >> 32)));
+    const dl_pieces<T> p = dl_to_pieces(value);
+    dl_word *d = descriptors + (uint64_t)tile * p.count;
+    if (p.count == 1) {
+        dl_gpu_store_word(d, dl_word_make(epoch, status, p.piece[0]));
+        return;
     }
+#pragma unroll
+    for (int k = 0; k + 1 < p.count; k += 2)
+        dl_gpu_store_words2(d + k, dl_word_make(epoch, status, p.piece[k]),
+                            dl_word_make(epoch, status, p.piece[k + 1]));
 }
 
 /* Reads tile's descriptor; tiles before 0 read as P with the identity. */
@@ -338,14 +368,21 @@ __device__ __forceinline__ uint32_t dl_gpu_read(const dl_word *descriptors, int6
         *value = Op::identity();
         return DL_STATUS_P;
     }
-    constexpr int words = dl_descriptor_words<T>::value;
-    dl_word w0, w1 = 0;
-    if (words == 1)
-        w0 = dl_gpu_load_word(descriptors + tile);
-    else
-        dl_gpu_load_words2(descriptors + 2 * tile, &w0, &w1);
-    *value = dl_value_from_bits<T>(dl_descriptor_value(w0, w1, words));
-    return dl_descriptor_status(w0, w1, words, epoch);
+    dl_pieces<T> p;
+    dl_word w[dl_pieces<T>::count];
+    const dl_word *d = descriptors + (uint64_t)tile * p.count;
+    if (p.count == 1) {
+        w[0] = dl_gpu_load_word(d);
+    } else {
+#pragma unroll
+        for (int k = 0; k + 1 < p.count; k += 2)
+            dl_gpu_load_words2(d + k, &w[k], &w[k + 1]);
+    }
+#pragma unroll
+    for (int k = 0; k < p.count; ++k)
+        p.piece[k] = dl_word_payload(w[k]);
+    *value = dl_from_pieces<T>(p);
+    return dl_descriptor_status(w, p.count, epoch);
 }
 
 __device__ __forceinline__ void dl_gpu_count(unsigned long long *stats, int which,
@@ -360,7 +397,7 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T
 {
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2)
-        v = Op()(v, __shfl_xor_sync(0xffffffffu, v, offset));
+        v = Op()(v, dl_shfl_xor(v, offset));
     return v;
 }
 
@@ -440,7 +477,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
             ++windows;
             if (action == DL_WINDOW_STOP) {
                 dl_gpu_count(lane0_stats, DL_STAT_STOPS_AT_P, 1);
-                first_value = __shfl_sync(0xffffffffu, at_first, first_lane);
+                first_value = dl_shfl(at_first, first_lane);
                 first_index = first_lane * K + first_slot + 1;
                 break;
             }
@@ -480,7 +517,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
             for (; index < DL_WINDOW; ++index)
                 acc = Op()(acc, fold_buffer[w * DL_WINDOW + index]);
     }
-    return __shfl_sync(0xffffffffu, acc, 0);
+    return dl_shfl(acc, 0);
 }
 
 #endif /* __CUDACC__ */
@@ -492,15 +529,21 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
 #include <sched.h>
 #include <stdatomic.h>
 
-/* Combines two values given as bits, the earlier first. */
-typedef uint64_t (*dl_combine_fn)(uint64_t earlier, uint64_t later);
+/* A value of up to 128 bits as the CPU protocol carries it: descriptor word k holds bits
+ * 32k .. 32k+31 (lo first). Scans use lo; the pairs of compaction use both. */
+typedef struct dl_bits {
+    uint64_t lo, hi;
+} dl_bits;
+
+/* Combines two values, the earlier first. */
+typedef dl_bits (*dl_combine_fn)(dl_bits earlier, dl_bits later);
 
 typedef struct dl_cpu_lookback_ctx {
     _Atomic(dl_word) *descriptors;   /* `words` words per tile */
-    int words;                       /* 1 for 32-bit values, 2 for 64-bit values */
+    int words;                       /* 1, 2 or 4: the value's 32-bit pieces */
     uint32_t epoch;                  /* this call's epoch */
     dl_combine_fn combine;
-    uint64_t identity;
+    dl_bits identity;
     _Atomic(unsigned long long) *stats; /* DL_STAT_COUNT counters, or NULL */
 } dl_cpu_lookback_ctx;
 
@@ -510,46 +553,55 @@ static inline void dl_cpu_count(const dl_cpu_lookback_ctx *c, int which, unsigne
         atomic_fetch_add_explicit(&c->stats[which], amount, memory_order_relaxed);
 }
 
+static inline uint32_t dl_bits_piece(dl_bits v, int k)
+{
+    const uint64_t half = k < 2 ? v.lo : v.hi;
+    return (uint32_t)(half >> (32 * (k & 1)));
+}
+
 /* Publishing is a release store of each word; reading is an acquire load. The value
- * travels inside the word, so relaxed would do; release/acquire also orders the tile's
+ * travels inside the words, so relaxed would do; release/acquire also orders the tile's
  * input reads before any successor's output writes, which in-place compaction uses. */
 static inline void dl_cpu_publish(const dl_cpu_lookback_ctx *c, uint32_t tile, uint32_t status,
-                                  uint64_t value)
+                                  dl_bits value)
 {
     _Atomic(dl_word) *d = c->descriptors + (size_t)tile * c->words;
-    atomic_store_explicit(&d[0], dl_word_make(c->epoch, status, (uint32_t)value),
-                          memory_order_release);
-    if (c->words == 2)
-        atomic_store_explicit(&d[1], dl_word_make(c->epoch, status, (uint32_t)(value >> 32)),
+    for (int k = 0; k < c->words; ++k)
+        atomic_store_explicit(&d[k], dl_word_make(c->epoch, status, dl_bits_piece(value, k)),
                               memory_order_release);
 }
 
-static inline uint32_t dl_cpu_read(const dl_cpu_lookback_ctx *c, int64_t tile, uint64_t *value)
+static inline uint32_t dl_cpu_read(const dl_cpu_lookback_ctx *c, int64_t tile, dl_bits *value)
 {
     if (tile < 0) {
         *value = c->identity;
         return DL_STATUS_P;
     }
     _Atomic(dl_word) *d = c->descriptors + (size_t)tile * c->words;
-    const dl_word w0 = atomic_load_explicit(&d[0], memory_order_acquire);
-    const dl_word w1 = c->words == 2 ? atomic_load_explicit(&d[1], memory_order_acquire) : 0;
-    *value = dl_descriptor_value(w0, w1, c->words);
-    return dl_descriptor_status(w0, w1, c->words, c->epoch);
+    dl_word w[DL_MAX_DESCRIPTOR_WORDS] = {0, 0, 0, 0};
+    uint64_t half[2] = {0, 0};
+    for (int k = 0; k < c->words; ++k) {
+        w[k] = atomic_load_explicit(&d[k], memory_order_acquire);
+        half[k / 2] |= (uint64_t)dl_word_payload(w[k]) << (32 * (k & 1));
+    }
+    value->lo = half[0];
+    value->hi = half[1];
+    return dl_descriptor_status(w, c->words, c->epoch);
 }
 
 /* The look-back of tile `tile` (> 0): the same windows, lanes, decisions and left-fold
  * order as the GPU's (the CPU always folds left to right). Returns the exclusive prefix. */
-static inline uint64_t dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile)
+static inline dl_bits dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile)
 {
     enum { K = DL_SLOTS_PER_LANE };
-    uint64_t buffer[DL_FOLD_WINDOWS][DL_WINDOW];
+    dl_bits buffer[DL_FOLD_WINDOWS][DL_WINDOW];
     int windows = 0;
     int first_index = 0;
-    uint64_t acc = c->identity;
+    dl_bits acc = c->identity;
     int64_t last = tile - 1;
     dl_cpu_count(c, DL_STAT_LOOKBACKS, 1);
     for (;;) {
-        uint64_t *slots = buffer[windows];
+        dl_bits *slots = buffer[windows];
         uint32_t x_lanes, p_lanes, p_slots[DL_WINDOW_LANES], a_slots[DL_WINDOW_LANES];
         /* Step 1: read the window until no slot is X. */
         for (;;) {

@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
     dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p, sh, tile, epoch, v, Op::identity());
-    dl_tile_finish(p.control, epoch, p.descriptors, p.descriptor_words);
+    dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
 /* ---------------------------------------------------------------- persistent, specialized */
@@ -263,19 +263,20 @@ __device__ __forceinline__ void dl_persistent_produce(const dl_scan_params &p, S
     if (threadIdx.x % 32 != 0)
         return;
     const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
-    uint32_t epoch = 0;
+    dl_ticket_state state;
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % DL_SCAN_STAGES);
         if (k >= DL_SCAN_STAGES)
             dl_mbar_wait(&sh.empty[s], (k / DL_SCAN_STAGES - 1) & 1);
         uint32_t ticket;
         if (k == 0) {
-            ticket = dl_ticket_draw_first(p.control, &epoch);
-            sh.epoch = epoch; /* published to the other roles by the first `full` */
+            ticket = dl_ticket_draw_first(p.control, &state);
+            sh.epoch = state.epoch; /* published to the other roles by the first `full` */
+            sh.ticket_base = state.base;
         } else {
-            ticket = dl_ticket_draw(p.control);
+            ticket = dl_ticket_draw(p.control, state);
         }
-        dl_ticket_check_last(p.control, ticket, tickets, epoch);
+        dl_ticket_check_last(p.control, ticket, tickets, state);
         sh.stage_tile[s] = ticket;
         const uint64_t base = (uint64_t)ticket * S::tile_items;
         if (ticket < tiles && base + S::tile_items <= p.n)
@@ -404,7 +405,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     else
         dl_persistent_compute<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
     __syncthreads();
-    dl_tile_finish(p.control, sh.epoch, p.descriptors, p.descriptor_words);
+    dl_tile_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
 }
 

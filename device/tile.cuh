@@ -22,6 +22,7 @@
 template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
     uint32_t tile;
     uint32_t epoch;
+    uint32_t ticket_base;
     T warp_prefix[WARPS]; /* first each warp's total, then its exclusive prefix in the tile */
     T tile_prefix;        /* the tile's exclusive prefix, from the look-back */
     T fold_buffer[LEFT_FOLD ? DL_FOLD_WINDOWS * DL_WINDOW : 1];
@@ -37,31 +38,39 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
  * unfinished tile always belongs to a block that is working on it: forward progress needs
  * no assumption about the order in which the hardware schedules blocks.
  */
-__device__ __forceinline__ uint32_t dl_ticket_draw(dl_control *control)
+/* The call's counter state, read once per block before its first ticket. */
+typedef struct dl_ticket_state {
+    uint32_t epoch;
+    uint32_t base;
+} dl_ticket_state;
+
+/* Draws a ticket and returns it as a tile index (>= the call's tile count: none left). */
+__device__ __forceinline__ uint32_t dl_ticket_draw(dl_control *control, const dl_ticket_state &state)
 {
     uint32_t ticket;
     asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
                  : "=r"(ticket)
                  : "l"(&control->tiles_taken)
                  : "memory");
-    return ticket;
+    return dl_ticket_tile(ticket, state.base);
 }
 
-__device__ __forceinline__ uint32_t dl_ticket_draw_first(dl_control *control, uint32_t *epoch)
+__device__ __forceinline__ uint32_t dl_ticket_draw_first(dl_control *control, dl_ticket_state *state)
 {
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(*epoch) : "l"(&control->epoch) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->epoch) : "l"(&control->epoch) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->base) : "l"(&control->ticket_base) : "memory");
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    return dl_ticket_draw(control);
+    return dl_ticket_draw(control, *state);
 }
 
 /* Call with every ticket drawn: the one that draws the last of `tickets` resets. */
-__device__ __forceinline__ void dl_ticket_check_last(dl_control *control, uint32_t ticket,
-                                                     uint32_t tickets, uint32_t epoch)
+__device__ __forceinline__ void dl_ticket_check_last(dl_control *control, uint32_t tile,
+                                                     uint32_t tickets, const dl_ticket_state &state)
 {
-    if (dl_is_last_ticket(ticket, tickets) && !dl_epoch_wraps(epoch)) {
+    if (dl_is_last_ticket(tile, tickets) && !dl_epoch_wraps(state.epoch)) {
         asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        control->tiles_taken = 0;
-        control->epoch = dl_epoch_next(epoch);
+        control->tiles_taken = state.base;
+        control->epoch = dl_epoch_next(state.epoch);
     }
 }
 
@@ -71,11 +80,12 @@ __device__ __forceinline__ void dl_tile_take(dl_control *control, SHARED &sh, ui
                                              uint32_t *epoch)
 {
     if (threadIdx.x == 0) {
-        uint32_t e;
-        const uint32_t ticket = dl_ticket_draw_first(control, &e);
-        dl_ticket_check_last(control, ticket, gridDim.x, e);
+        dl_ticket_state state;
+        const uint32_t ticket = dl_ticket_draw_first(control, &state);
+        dl_ticket_check_last(control, ticket, gridDim.x, state);
         sh.tile = ticket;
-        sh.epoch = e;
+        sh.epoch = state.epoch;
+        sh.ticket_base = state.base;
     }
     __syncthreads();
     *tile = sh.tile;
@@ -88,7 +98,7 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusiv
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
-        const T earlier = __shfl_up_sync(0xffffffffu, x, offset);
+        const T earlier = dl_shfl_up(x, offset);
         if (lane >= offset)
             x = Op()(earlier, x);
     }
@@ -131,8 +141,8 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         const T inclusive = dl_warp_inclusive_scan<T, Op>(lane_sum[r]);
-        row_total[r] = __shfl_sync(0xffffffffu, inclusive, 31);
-        const T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+        row_total[r] = dl_shfl(inclusive, 31);
+        const T before = dl_shfl_up(inclusive, 1);
         lane_exclusive[r] = lane == 0 ? Op::identity() : before;
     }
     T warp_total = row_total[0];
@@ -147,8 +157,8 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
     if (warp == 0) {
         const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
         const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
-        const T aggregate = SPECIALIZED ? published : __shfl_sync(0xffffffffu, inclusive, WARPS - 1);
-        const T before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+        const T aggregate = SPECIALIZED ? published : dl_shfl(inclusive, WARPS - 1);
+        const T before = dl_shfl_up(inclusive, 1);
         if (lane < WARPS)
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
         T prefix = seed;
@@ -181,7 +191,8 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
  * last to finish clears the descriptors, resets the counters and starts the epochs over.
  * Otherwise there is nothing to do. */
 __device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epoch,
-                                               dl_word *descriptors, uint64_t descriptor_words)
+                                               uint32_t ticket_base, dl_word *descriptors,
+                                               uint64_t descriptor_words)
 {
     if (threadIdx.x != 0 || !dl_epoch_wraps(epoch))
         return;
@@ -192,7 +203,7 @@ __device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epo
     __threadfence();
     for (uint64_t i = 0; i < descriptor_words; ++i)
         descriptors[i] = 0;
-    control->tiles_taken = 0;
+    control->tiles_taken = ticket_base;
     control->blocks_done = 0;
     control->epoch = dl_epoch_next(epoch);
 }

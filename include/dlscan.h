@@ -196,7 +196,11 @@ typedef enum dlscan_option {
     /* GPU handles: 1 (default) runs the persistent kernel where the GPU (sm_90 and newer)
      * and the alignment (16-byte aligned pointers) allow: a few blocks per SM that prefetch
      * tiles into shared memory. 0 runs one block per tile. Results are the same. */
-    DLSCAN_OPTION_PERSISTENT = 5
+    DLSCAN_OPTION_PERSISTENT = 5,
+    /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
+     * example just below 2^32 so that it wraps around within a call. Tile indices are
+     * counted from it. Synchronizes a GPU handle's device. Default 0. */
+    DLSCAN_OPTION_TEST_TICKET_BASE = 6
 } dlscan_option;
 
 DLSCAN_API dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value);

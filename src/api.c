@@ -252,6 +252,11 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
                            "DLSCAN_OPTION_TEST_EPOCH takes %u .. %u, not %lld", DL_EPOCH_FIRST,
                            DL_EPOCH_LAST, value);
         return h->backend->set_epoch(h, (uint32_t)value);
+    case DLSCAN_OPTION_TEST_TICKET_BASE:
+        if (value < 0 || value > 0xffffffffll)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_OPTION_TEST_TICKET_BASE takes 0 .. 2^32 - 1, not %lld", value);
+        return h->backend->set_ticket_base(h, (uint32_t)value);
     }
     return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",
                    (int)option);
@@ -270,7 +275,8 @@ dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long lo
     case DLSCAN_OPTION_TEST_DELAY_US: *value = h->test_delay_us; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_PERSISTENT: *value = h->persistent; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_EPOCH:
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "DLSCAN_OPTION_TEST_EPOCH can only be set");
+    case DLSCAN_OPTION_TEST_TICKET_BASE:
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "option %d can only be set", (int)option);
     }
     return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",
                    (int)option);

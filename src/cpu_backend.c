@@ -33,7 +33,8 @@ typedef struct dl_cpu_state {
     dl_cpu_worker *workers;  /* `threads` of them, allocated once */
     _Atomic(dl_word) *descriptors;
     size_t descriptor_words;
-    _Atomic uint32_t tiles_taken;  /* the tile counter */
+    _Atomic uint32_t tiles_taken;  /* the tile counter, from ticket_base on */
+    _Atomic uint32_t ticket_base;  /* where the counter starts each call (lookback.h, "Tickets") */
     _Atomic uint32_t workers_done; /* workers of the running call that finished */
     _Atomic uint32_t epoch;
     _Atomic(unsigned long long) stats[DL_STAT_COUNT];
@@ -48,10 +49,11 @@ struct dl_cpu_job {
     size_t n;
     size_t item_size;
     uint32_t tiles;
+    uint32_t ticket_base;
     uint32_t workers;    /* fixed before `go` opens: helpers that failed to start don't count */
     _Atomic int go;      /* workers wait for it, so the ticket count is known before any draw */
-    uint64_t seed;
-    uint64_t identity;
+    dl_bits seed;
+    dl_bits identity;
     int exclusive;
     long long delay_us;
     dl_cpu_lookback_ctx lookback;
@@ -115,13 +117,14 @@ static void dl_cpu_test_delay(dl_cpu_worker *w, int held)
 static uint32_t dl_cpu_draw_ticket(dl_cpu_job *job)
 {
     dl_cpu_state *s = job->state;
-    const uint32_t ticket = atomic_fetch_add_explicit(&s->tiles_taken, 1, memory_order_acq_rel);
+    const uint32_t tile = dl_ticket_tile(
+        atomic_fetch_add_explicit(&s->tiles_taken, 1, memory_order_acq_rel), job->ticket_base);
     const uint32_t epoch = job->lookback.epoch;
-    if (dl_is_last_ticket(ticket, job->tiles + job->workers) && !dl_epoch_wraps(epoch)) {
-        atomic_store_explicit(&s->tiles_taken, 0, memory_order_relaxed);
+    if (dl_is_last_ticket(tile, job->tiles + job->workers) && !dl_epoch_wraps(epoch)) {
+        atomic_store_explicit(&s->tiles_taken, job->ticket_base, memory_order_relaxed);
         atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
     }
-    return ticket;
+    return tile;
 }
 
 /* When the epoch wraps, the last worker to finish clears the descriptors and starts over. */
@@ -136,7 +139,7 @@ static void dl_cpu_finish(dl_cpu_job *job)
         return;
     for (size_t i = 0; i < s->descriptor_words; ++i)
         atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&s->tiles_taken, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->tiles_taken, job->ticket_base, memory_order_relaxed);
     atomic_store_explicit(&s->workers_done, 0, memory_order_relaxed);
     atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
 }
@@ -159,8 +162,8 @@ static void *dl_cpu_work(void *argument)
         void *out = job->out + first * job->item_size;
         /* One tile in 512 holds its aggregate back: up to 511 successors pile up as A. */
         dl_cpu_test_delay(w, tile % 512 == 1);
-        const uint64_t aggregate = job->ops->reduce(in, count, job->identity);
-        uint64_t prefix = job->seed;
+        const dl_bits aggregate = {job->ops->reduce(in, count, job->identity.lo), 0};
+        dl_bits prefix = job->seed;
         if (tile == 0) {
             dl_cpu_publish(lookback, 0, DL_STATUS_P, job->ops->combine(job->seed, aggregate));
         } else {
@@ -170,7 +173,7 @@ static void *dl_cpu_work(void *argument)
             dl_cpu_publish(lookback, tile, DL_STATUS_P, job->ops->combine(prefix, aggregate));
         }
         dl_cpu_test_delay(w, 0);
-        job->ops->scan(in, out, count, prefix, job->exclusive);
+        job->ops->scan(in, out, count, prefix.lo, job->exclusive);
     }
     dl_cpu_finish(job);
     return NULL;
@@ -188,9 +191,10 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .n = r->n,
         .item_size = dl_type_size(r->type),
         .tiles = tiles,
+        .ticket_base = atomic_load_explicit(&s->ticket_base, memory_order_relaxed),
         .workers = tiles < (uint32_t)s->threads ? tiles : (uint32_t)s->threads,
-        .seed = r->seed_bits,
-        .identity = dl_identity_bits(r->type, r->op),
+        .seed = {r->seed_bits, 0},
+        .identity = {dl_identity_bits(r->type, r->op), 0},
         .exclusive = r->exclusive,
         .delay_us = h->test_delay_us,
     };
@@ -246,6 +250,13 @@ static dlscan_status dl_cpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
     return DLSCAN_SUCCESS;
 }
 
+static dlscan_status dl_cpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
+{
+    atomic_store_explicit(&dl_cpu(h)->ticket_base, base, memory_order_relaxed);
+    atomic_store_explicit(&dl_cpu(h)->tiles_taken, base, memory_order_relaxed);
+    return DLSCAN_SUCCESS;
+}
+
 static void dl_cpu_destroy(dlscan_handle_t h)
 {
     dl_cpu_state *s = dl_cpu(h);
@@ -263,6 +274,7 @@ static const dl_backend dl_cpu_backend = {
     dl_cpu_read_stats,
     dl_cpu_reset_stats,
     dl_cpu_set_epoch,
+    dl_cpu_set_ticket_base,
     dl_cpu_destroy,
 };
 
@@ -282,6 +294,7 @@ dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)
     s->threads = threads;
     s->workers = workers;
     atomic_init(&s->tiles_taken, 0);
+    atomic_init(&s->ticket_base, 0);
     atomic_init(&s->workers_done, 0);
     atomic_init(&s->epoch, DL_EPOCH_FIRST);
     for (int i = 0; i < DL_STAT_COUNT; ++i)

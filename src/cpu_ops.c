@@ -38,9 +38,11 @@
         memcpy(&bits, &value, sizeof bits);                                                       \
         return bits;                                                                              \
     }                                                                                             \
-    static uint64_t NAME##_combine(uint64_t earlier, uint64_t later)                             \
+    static dl_bits NAME##_combine(dl_bits earlier, dl_bits later)                                 \
     {                                                                                             \
-        return NAME##_to_bits(COMBINE(NAME##_from_bits(earlier), NAME##_from_bits(later)));      \
+        const dl_bits result = {                                                                  \
+            NAME##_to_bits(COMBINE(NAME##_from_bits(earlier.lo), NAME##_from_bits(later.lo))), 0}; \
+        return result;                                                                            \
     }                                                                                             \
     static uint64_t NAME##_reduce(const void *in, size_t n, uint64_t identity_bits)               \
     {                                                                                             \

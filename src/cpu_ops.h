@@ -12,7 +12,7 @@
 #include "lookback.h"
 
 typedef struct dl_cpu_ops {
-    dl_combine_fn combine;
+    dl_combine_fn combine; /* on the low 64 bits (dl_bits.lo) */
     /* The reduction of n items; a fixed order, so float results repeat exactly. */
     uint64_t (*reduce)(const void *in, size_t n, uint64_t identity_bits);
     /* out[j] = prefix op in[0] op ... op in[j] (inclusive) or prefix op ... op in[j-1]

@@ -190,6 +190,19 @@ static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
     return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the epoch");
 }
 
+/* Moves the tile counter and its base together. */
+static dlscan_status dl_gpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
+{
+    dlscan_status status = dl_gpu_idle(h);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    dl_control *control = dl_gpu(h)->control;
+    cudaError_t error = cudaMemcpy(&control->tiles_taken, &base, sizeof base, cudaMemcpyHostToDevice);
+    if (error == cudaSuccess)
+        error = cudaMemcpy(&control->ticket_base, &base, sizeof base, cudaMemcpyHostToDevice);
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the ticket base");
+}
+
 static void dl_gpu_destroy(dlscan_handle_t h)
 {
     dl_gpu_state *s = dl_gpu(h);
@@ -207,6 +220,7 @@ static const dl_backend dl_gpu_backend = {
     dl_gpu_read_stats,
     dl_gpu_reset_stats,
     dl_gpu_set_epoch,
+    dl_gpu_set_ticket_base,
     dl_gpu_destroy,
 };
 

@@ -38,6 +38,7 @@ typedef struct dl_backend {
     dlscan_status (*read_stats)(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT]);
     dlscan_status (*reset_stats)(dlscan_handle_t h);
     dlscan_status (*set_epoch)(dlscan_handle_t h, uint32_t epoch);
+    dlscan_status (*set_ticket_base)(dlscan_handle_t h, uint32_t base);
     void (*destroy)(dlscan_handle_t h);
 } dl_backend;
 

@@ -143,6 +143,8 @@ void cpu_epoch_wraps_around(void)
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_UINT64, &tile);
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1));
+    /* The tile counter starts 16 tickets below 2^32, so it wraps within each call. */
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_TICKET_BASE, 0xfffffff0ll));
     const size_t sizes[] = {40 * tile + 1, 20 * tile, 40 * tile + 1, 7};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
         const scan_case c = {DLSCAN_UINT64, DLSCAN_MAX, 0, 0, 0, sizes[i], TEST_VALUES_UNIFORM};

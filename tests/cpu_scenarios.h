@@ -18,7 +18,7 @@ void cpu_stress_reaches_every_lookback_outcome(void);
 void cpu_long_runs_of_aggregates_wait_for_a_prefix(void);
 /* One handle, n shrinking and growing, types changing: stale descriptors read as X. */
 void cpu_repeated_calls_with_changing_n(void);
-/* The epoch wraps from 2^30 - 1 to 1. */
+/* The epoch wraps from 2^30 - 1 to 1, and the tile counter wraps around 2^32. */
 void cpu_epoch_wraps_around(void);
 /* Float sums are bitwise the same for 1 and 16 threads, run after run. */
 void cpu_float_sums_are_the_same_for_any_thread_count(void);

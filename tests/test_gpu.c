@@ -14,6 +14,9 @@
 #include "lookback.h"
 #include "scan_check.h"
 
+/* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
+int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigned long long nanoseconds);
+
 #define CUDA_OK(call)                                                                             \
     do {                                                                                          \
         const cudaError_t cuda_ok_error = (call);                                                 \
@@ -244,7 +247,70 @@ Test(gpu, every_lookback_outcome_occurs, .timeout = 180)
     gpu_done(h, stream);
 }
 
-/* The epoch lives in device memory and wraps from 2^30 - 1 to 1. */
+/*
+ * Float sums are bitwise identical from run to run (DLSCAN_OPTION_DETERMINISTIC, the
+ * default): 50 runs at 2^26 float32 (20 at float64) of mixed magnitudes, alternating between
+ * two handles (the second with its tile counter starting just below 2^32 and another epoch),
+ * each while a kernel on another stream occupies part of the GPU for a random while. Then,
+ * with the tree fold (DETERMINISTIC = 0), runs must differ, which shows the test can fail.
+ */
+Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream, other;
+    dlscan_handle_t h1 = gpu_handle(&stream), h2 = gpu_handle(&other);
+    cr_assert_eq(dlscan_set_option(h2, DLSCAN_OPTION_TEST_TICKET_BASE, 0xffffff00ll), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h2, DLSCAN_OPTION_TEST_EPOCH, 12345), DLSCAN_SUCCESS);
+    WITH_MEMORY(m, stream);
+    const size_t n = test_max_n(1u << 26);
+    for (int type = DLSCAN_FLOAT32; type <= DLSCAN_FLOAT64; ++type) {
+        const size_t bytes = n * (type == DLSCAN_FLOAT32 ? 4 : 8);
+        const int runs = type == DLSCAN_FLOAT32 ? 50 : 20;
+        void *in = malloc(bytes), *first = malloc(bytes), *out = malloc(bytes);
+        cr_assert(in && first && out);
+        test_fill_random((dlscan_type)type, TEST_VALUES_MIXED_MAGNITUDE, in, n, &rng);
+        void *d_in = m.alloc(bytes, &m), *d_out = m.alloc(bytes, &m);
+        cr_assert(d_in && d_out);
+        m.upload(d_in, in, bytes, &m);
+        for (int deterministic = 1; deterministic >= 0; --deterministic) {
+            cr_assert_eq(dlscan_set_option(h1, DLSCAN_OPTION_DETERMINISTIC, deterministic), DLSCAN_SUCCESS);
+            cr_assert_eq(dlscan_set_option(h2, DLSCAN_OPTION_DETERMINISTIC, deterministic), DLSCAN_SUCCESS);
+            int differing = 0;
+            for (int run = 0; run < runs; ++run) {
+                const unsigned blocks = 1 + (unsigned)(test_random(&rng) % 200);
+                const unsigned long long ns = 20000 + test_random(&rng) % 400000;
+                cr_assert_eq(test_disturb(other, blocks, 64 * (1 + run % 4), ns), 0);
+                dlscan_handle_t h = run % 2 ? h2 : h1;
+                cr_assert_eq(dlscan_inclusive_scan(h, d_in, d_out, n, (dlscan_type)type, DLSCAN_SUM, stream),
+                             DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+                m.download(run ? out : first, d_out, bytes, &m);
+                if (run && memcmp(first, out, bytes) != 0)
+                    ++differing;
+            }
+            CUDA_OK(cudaStreamSynchronize(other));
+            cr_log_info("%s, %s fold: %d of %d runs differ bitwise from the first",
+                        type == DLSCAN_FLOAT32 ? "float32" : "float64",
+                        deterministic ? "left" : "tree", differing, runs - 1);
+            if (deterministic) {
+                cr_assert_eq(differing, 0, "deterministic float sums differed between runs");
+                const scan_case c = {(dlscan_type)type, DLSCAN_SUM, 0, 0, 0, n, TEST_VALUES_MIXED_MAGNITUDE};
+                char message[256];
+                cr_assert(scan_check_output(&c, in, NULL, first, message, sizeof message), "%s", message);
+            } else {
+                cr_assert_gt(differing, 0, "the tree fold gave identical bits in every run: "
+                                           "this test could not tell the two apart");
+            }
+        }
+        m.release(d_in, &m);
+        m.release(d_out, &m);
+        free(in), free(first), free(out);
+    }
+    gpu_done(h1, stream);
+    gpu_done(h2, other);
+}
+
+/* The epoch lives in device memory and wraps from 2^30 - 1 to 1; the tile counter starts
+ * 16 tickets below 2^32, so it wraps within each call. */
 Test(gpu, epoch_wraps_around, .timeout = 180)
 {
     uint64_t rng = test_seed();
@@ -252,6 +318,7 @@ Test(gpu, epoch_wraps_around, .timeout = 180)
     dlscan_handle_t h = gpu_handle(&stream);
     WITH_MEMORY(m, stream);
     cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_TICKET_BASE, 0xfffffff0ll), DLSCAN_SUCCESS);
     const size_t sizes[] = {1u << 20, 1u << 18, (1u << 20) + 1, 9};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
         const scan_case c = {DLSCAN_UINT64, DLSCAN_SUM, 1, 1, 0, sizes[i], TEST_VALUES_UNIFORM};

@@ -70,29 +70,30 @@ Test(host, descriptor_words_round_trip)
     const dl_word w = dl_word_make(12345, DL_STATUS_A, 0xdeadbeefu);
     cr_assert_eq(dl_word_payload(w), 0xdeadbeefu);
     cr_assert_eq(dl_word_tag(w), dl_tag(12345, DL_STATUS_A));
-    cr_assert_eq(dl_descriptor_status(w, 0, 1, 12345), DL_STATUS_A);
-    cr_assert_eq(dl_descriptor_value(w, 0, 1), 0xdeadbeefu);
+    cr_assert_eq(dl_descriptor_status(&w, 1, 12345), DL_STATUS_A);
     const dl_word top = dl_word_make(DL_EPOCH_LAST, DL_STATUS_P, 0xffffffffu);
-    cr_assert_eq(dl_descriptor_status(top, 0, 1, DL_EPOCH_LAST), DL_STATUS_P);
+    cr_assert_eq(dl_descriptor_status(&top, 1, DL_EPOCH_LAST), DL_STATUS_P);
 }
 
 Test(host, stale_torn_and_unknown_descriptors_read_as_x)
 {
     const dl_word a7 = dl_word_make(7, DL_STATUS_A, 1);
-    cr_assert_eq(dl_descriptor_status(a7, 0, 1, 8), DL_STATUS_X, "an earlier epoch is stale");
-    cr_assert_eq(dl_descriptor_status(0, 0, 1, 1), DL_STATUS_X, "zeroed storage is X");
-    cr_assert_eq(dl_descriptor_status(((dl_word)dl_tag(7, 3) << 32), 0, 1, 7), DL_STATUS_X,
-                 "status bits 3 are not a status");
-    /* Two words: both must carry the same tag. */
-    const uint64_t value = 0x0123456789abcdefull;
-    const dl_word low = dl_word_make(9, DL_STATUS_P, (uint32_t)value);
-    const dl_word high = dl_word_make(9, DL_STATUS_P, (uint32_t)(value >> 32));
-    cr_assert_eq(dl_descriptor_status(low, high, 2, 9), DL_STATUS_P);
-    cr_assert_eq(dl_descriptor_value(low, high, 2), value);
-    const dl_word high_a = dl_word_make(9, DL_STATUS_A, (uint32_t)(value >> 32));
-    cr_assert_eq(dl_descriptor_status(low, high_a, 2, 9), DL_STATUS_X, "A and P halves are torn");
-    const dl_word high_old = dl_word_make(8, DL_STATUS_P, (uint32_t)(value >> 32));
-    cr_assert_eq(dl_descriptor_status(low, high_old, 2, 9), DL_STATUS_X, "a stale half is torn");
+    cr_assert_eq(dl_descriptor_status(&a7, 1, 8), DL_STATUS_X, "an earlier epoch is stale");
+    const dl_word zero = 0;
+    cr_assert_eq(dl_descriptor_status(&zero, 1, 1), DL_STATUS_X, "zeroed storage is X");
+    const dl_word three = (dl_word)dl_tag(7, 3) << 32;
+    cr_assert_eq(dl_descriptor_status(&three, 1, 7), DL_STATUS_X, "status bits 3 are not a status");
+    /* Several words: all must carry the same tag. */
+    dl_word words[4];
+    for (int k = 0; k < 4; ++k)
+        words[k] = dl_word_make(9, DL_STATUS_P, 0x1000u + (uint32_t)k);
+    cr_assert_eq(dl_descriptor_status(words, 2, 9), DL_STATUS_P);
+    cr_assert_eq(dl_descriptor_status(words, 4, 9), DL_STATUS_P);
+    words[3] = dl_word_make(9, DL_STATUS_A, 0x1003u);
+    cr_assert_eq(dl_descriptor_status(words, 4, 9), DL_STATUS_X, "A and P words are torn");
+    cr_assert_eq(dl_descriptor_status(words, 2, 9), DL_STATUS_P, "a 2-word descriptor ends before");
+    words[1] = dl_word_make(8, DL_STATUS_P, 0x1001u);
+    cr_assert_eq(dl_descriptor_status(words, 2, 9), DL_STATUS_X, "a stale word is torn");
 }
 
 Test(host, window_decisions)
