@@ -6,9 +6,10 @@
  *
  *   bench [--quick] [--types int32,float32,int64,float64] [--op sum|min|max] [--exclusive]
  *         [--min-log 10] [--max-log 30] [--variants a,b,...] [--repeats 5]
- *         [--csv FILE] [--markdown FILE] [--stats]
+ *         [--csv FILE] [--markdown FILE] [--stats] [--full-up-to 28]
  *
  * --stats prints, per size, what dlscan's look-backs did (one extra counted call).
+ * Above 2^(--full-up-to) only memcpy, dlscan (both folds) and CUB run (the baselines end there).
  *
  * Method (per variant, type and size):
  *   1. validate: poison the output, run once, compare with the sequential CPU reference
@@ -161,6 +162,7 @@ typedef struct options {
     int repeats;
     const char *csv, *markdown;
     int stats;
+    int full_up_to;
 } options;
 
 static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
@@ -187,7 +189,7 @@ static void usage(void)
 static options parse_options(int argc, char **argv)
 {
     options o = {0, {DLSCAN_INT32, DLSCAN_FLOAT32, DLSCAN_INT64, DLSCAN_FLOAT64}, 4, DLSCAN_SUM,
-                 0, 10, 30, NULL, 5, NULL, NULL, 0};
+                 0, 10, 30, NULL, 5, NULL, NULL, 0, 30};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -221,6 +223,8 @@ static options parse_options(int argc, char **argv)
             o.variant_filter = value, ++i;
         } else if (value && strcmp(a, "--repeats") == 0) {
             o.repeats = atoi(value), ++i;
+        } else if (value && strcmp(a, "--full-up-to") == 0) {
+            o.full_up_to = atoi(value), ++i;
         } else if (value && strcmp(a, "--csv") == 0) {
             o.csv = value, ++i;
         } else if (value && strcmp(a, "--markdown") == 0) {
@@ -475,7 +479,7 @@ int main(int argc, char **argv)
         printf("%-8s %-4s", "n", "L2");
         for (int v = 0; v < variant_count; ++v)
             if (variant_selected(&o, variants[v]->name) && variants[v]->supports(type, o.op, o.exclusive))
-                printf(" %12s", variants[v]->name);
+                printf(" %17s", variants[v]->name);
         printf("\n");
 
         void *states[MAX_VARIANTS] = {0};
@@ -498,6 +502,14 @@ int main(int argc, char **argv)
             for (int v = 0; v < variant_count; ++v) {
                 if (!variant_selected(&o, variants[v]->name) || !variants[v]->supports(type, o.op, o.exclusive))
                     continue;
+                const int headline = !strcmp(variants[v]->name, "memcpy") ||
+                                     !strcmp(variants[v]->name, "dlscan") ||
+                                     !strcmp(variants[v]->name, "dlscan-tree") ||
+                                     !strcmp(variants[v]->name, "cub");
+                if (log > o.full_up_to && !headline) {
+                    printf(" %17s", "-");
+                    continue;
+                }
                 result *r = &results[result_count++];
                 r->variant = variants[v]->name, r->type = type, r->n = n;
                 char message[256] = "could not prepare";
@@ -508,12 +520,12 @@ int main(int argc, char **argv)
                                        &r->m) == 0;
                 if (!r->valid) {
                     ++invalid;
-                    printf(" %12s", "WRONG");
+                    printf(" %17s", "WRONG");
                     fprintf(stderr, "bench: %s, %s, n = %zu: %s\n", variants[v]->name,
                             type_names[type], n, message);
                     continue;
                 }
-                printf(" %12.2f", items_per_second(r) / 1e9);
+                printf(" %17.2f", items_per_second(r) / 1e9);
                 fflush(stdout);
                 if (o.stats)
                     print_lookback_stats(variants[v], states[v], d_in, d_out, n, stream);

@@ -52,9 +52,10 @@ def main():
         ax.set_title(f"{type_name} {kind}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    gpu = next((h for h in header if h.startswith("gpu:")), "gpu: unknown")
-    versions = next((h for h in header if h.startswith("driver:")), "")
-    fig.suptitle(f"Device-wide prefix scan throughput, {gpu[4:].strip()} ({versions})", fontsize=11)
+    # bench.c writes "gpu:" and "driver:" lines; the CPU sweep (cpu_sweep.c) "cpu:" and "dlscan:".
+    machine = next((h for h in header if h.startswith(("gpu:", "cpu:"))), "gpu: unknown")
+    versions = next((h for h in header if h.startswith(("driver:", "dlscan:"))), "")
+    fig.suptitle(f"Device-wide prefix scan throughput, {machine[4:].strip()} ({versions})", fontsize=11)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
     print(f"wrote {sys.argv[2]}")

@@ -32,6 +32,13 @@ typedef struct bench_variant {
 const bench_variant *bench_cub_variant(void);
 const char *bench_cub_version(void);
 
+/* CUB's compaction calls for bench_compact.c (cub.cu), on int32 items (reduce-by-key:
+ * int32 keys, float values, sum); kind: dl_compact_kind's numbers; temp == NULL asks for
+ * *temp_bytes. Returns a cudaError_t (cudaErrorNotSupported without CUB). */
+int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
+                      const unsigned char *flags, const void *values, void *out, void *out2,
+                      size_t *num, size_t n, int threshold, cudaStream_t stream);
+
 /* The seed algorithms as baselines (baselines.cu): sets *count, returns the array. */
 const bench_variant *bench_baseline_variants(int *count);
 

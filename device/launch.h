@@ -27,6 +27,7 @@ typedef struct dl_scan_params {
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
     int count_stats;             /* 1: count look-back events in control->stats */
     uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
+    uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
 } dl_scan_params;
 
 /* Enqueues one scan kernel on `stream`. `left_fold` selects the deterministic
@@ -44,6 +45,47 @@ int dl_gpu_scan_prepare(void);
 
 /* Blocks per SM of the persistent kernel's grid. */
 uint32_t dl_gpu_scan_blocks_per_sm(void);
+
+/* Stream compaction (device/compact_kernel.cu). */
+typedef enum dl_compact_kind {
+    DL_COMPACT_SELECT_FLAGGED = 0,
+    DL_COMPACT_SELECT_IF = 1,
+    DL_COMPACT_UNIQUE = 2,
+    DL_COMPACT_RUN_LENGTH = 3,
+    DL_COMPACT_REDUCE_BY_KEY = 4
+} dl_compact_kind;
+
+typedef struct dl_compact_params {
+    int kind;                    /* dl_compact_kind */
+    const void *in;              /* items (reduce-by-key: keys) */
+    const unsigned char *flags;  /* select_flagged */
+    const void *values_in;       /* reduce-by-key */
+    void *out;                   /* kept items, run items or run keys */
+    void *out2;                  /* run lengths (size_t) or run values */
+    size_t *num_out;             /* the count, in device memory */
+    uint64_t n;                  /* > 0 */
+    int predicate;               /* select_if: dlscan_predicate */
+    uint64_t operand_bits;       /* select_if: the operand's bits */
+    dl_word *descriptors;
+    uint64_t descriptor_words;
+    dl_control *control;
+    int count_stats;
+    uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
+} dl_compact_params;
+
+/* Descriptor words per tile a compaction needs: a 64-bit count, or a 128-bit pair. */
+static inline int dl_compact_words_per_tile(int kind)
+{
+    return kind == DL_COMPACT_RUN_LENGTH || kind == DL_COMPACT_REDUCE_BY_KEY ? 4 : 2;
+}
+
+/* Enqueues one compaction kernel; type is the items' (keys') type, value_type and op are
+ * reduce-by-key's. Returns a cudaError_t as int. */
+int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
+                          dlscan_op op, int left_fold, cudaStream_t stream);
+
+/* Items per tile of the compaction kernel. */
+size_t dl_gpu_compact_tile_items(void);
 
 #ifdef __cplusplus
 }

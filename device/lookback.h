@@ -304,6 +304,15 @@ template <typename T> __device__ __forceinline__ T dl_shfl_up(T v, int delta)
     return dl_from_pieces<T>(p);
 }
 
+template <typename T> __device__ __forceinline__ T dl_shfl_down(T v, int delta)
+{
+    dl_pieces<T> p = dl_to_pieces(v);
+#pragma unroll
+    for (int k = 0; k < p.count; ++k)
+        p.piece[k] = __shfl_down_sync(0xffffffffu, p.piece[k], delta);
+    return dl_from_pieces<T>(p);
+}
+
 template <typename T> __device__ __forceinline__ T dl_shfl_xor(T v, int mask)
 {
     dl_pieces<T> p = dl_to_pieces(v);
@@ -351,12 +360,12 @@ __device__ __forceinline__ void dl_gpu_publish(dl_word *descriptors, uint32_t ti
     dl_word *d = descriptors + (uint64_t)tile * p.count;
     if (p.count == 1) {
         dl_gpu_store_word(d, dl_word_make(epoch, status, p.piece[0]));
-        return;
-    }
+    } else {
 #pragma unroll
-    for (int k = 0; k + 1 < p.count; k += 2)
-        dl_gpu_store_words2(d + k, dl_word_make(epoch, status, p.piece[k]),
-                            dl_word_make(epoch, status, p.piece[k + 1]));
+        for (int k = 0; k + 1 < p.count; k += 2)
+            dl_gpu_store_words2(d + k, dl_word_make(epoch, status, p.piece[k]),
+                                dl_word_make(epoch, status, p.piece[k + 1]));
+    }
 }
 
 /* Reads tile's descriptor; tiles before 0 read as P with the identity. */
@@ -392,13 +401,19 @@ __device__ __forceinline__ void dl_gpu_count(unsigned long long *stats, int whic
         atomicAdd(stats + which, amount);
 }
 
-/* Reduction over the 32 lanes of a warp, as a fixed xor-butterfly tree. */
+/* Reduction over the 32 lanes of a warp, in lane order: a fixed tree that keeps the order
+ * (lane l takes l+1, then l+2, l+4, ...), so it serves operators that do not commute, such
+ * as reduce-by-key's segmented one. Lane 0's result, returned in every lane. */
 template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T v)
 {
+    const int lane = threadIdx.x % 32;
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-        v = Op()(v, dl_shfl_xor(v, offset));
-    return v;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const T later = dl_shfl_down(v, offset);
+        if (lane + offset < 32)
+            v = Op()(v, later);
+    }
+    return dl_shfl(v, 0);
 }
 
 /*
@@ -408,7 +423,7 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T
  *
  * LEFT_FOLD = false folds each window as a tree: each lane folds its slots in order, the
  * lanes below the nearest P contribute the identity (the paper's segmented reduction), and
- * a butterfly combines the lanes. LEFT_FOLD = true keeps the windows in `fold_buffer`
+ * an order-keeping tree combines the lanes. LEFT_FOLD = true keeps the windows in `fold_buffer`
  * (shared memory, DL_FOLD_WINDOWS * DL_WINDOW values) and lane 0 folds them strictly in
  * index order (Part 1, "Left-fold order").
  *
@@ -508,14 +523,26 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
         }
     }
 
-    /* Left fold: lane 0 folds the buffered windows in index order, farthest first. */
+    /* Left fold: lane 0 folds the buffered windows in index order, farthest first. The
+     * shared-memory reads go eight at a time ahead of the (strictly ordered) adds. */
     __syncwarp();
     T acc = first_value;
     if (lane == 0) {
         int index = first_index;
-        for (int w = windows - 1; w >= 0; --w, index = 0)
+        for (int w = windows - 1; w >= 0; --w, index = 0) {
+            const T *window = fold_buffer + w * DL_WINDOW;
+            for (; index + 8 <= DL_WINDOW; index += 8) {
+                T batch[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    batch[u] = window[index + u];
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    acc = Op()(acc, batch[u]);
+            }
             for (; index < DL_WINDOW; ++index)
-                acc = Op()(acc, fold_buffer[w * DL_WINDOW + index]);
+                acc = Op()(acc, window[index]);
+        }
     }
     return dl_shfl(acc, 0);
 }

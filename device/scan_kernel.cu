@@ -151,7 +151,7 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     T row_prefix[S::rows];
     dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
         sh, lane_sum, row_prefix, tile, epoch, dl_value_from_bits<T>(p.seed_bits), p.descriptors,
-        p.count_stats ? p.control->stats : nullptr, published);
+        p.count_stats ? p.control->stats : nullptr, published, p.test_delay_ns);
 
     T *out = static_cast<T *>(p.out);
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
@@ -290,7 +290,7 @@ __device__ __forceinline__ void dl_persistent_produce(const dl_scan_params &p, S
 }
 
 /* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane its 16-byte
- * vectors in turn, then a butterfly), and publishes the aggregate at once: successors can
+ * vectors in turn, then an order-keeping tree), and publishes the aggregate at once: successors can
  * fold it while this tile still waits for its block's compute warps. */
 template <typename T, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
@@ -330,6 +330,7 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         const T aggregate = dl_warp_reduce<T, Op>(acc);
         if (lane == 0) {
             const uint32_t epoch = sh.epoch;
+            dl_test_pause(tile, 1, p.test_delay_ns);
             if (tile == 0)
                 dl_gpu_publish<T>(p.descriptors, 0, epoch, DL_STATUS_P,
                                   Op()(dl_value_from_bits<T>(p.seed_bits), aggregate));
@@ -423,7 +424,8 @@ struct dl_scan_launcher {
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
         const dim3 block(S::threads);
-        if (vector && p->persistent_blocks > 0) {
+        /* Persistent where it fills its grid; fewer tiles finish sooner one block each. */
+        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_blocks) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)DL_SCAN_STAGES * S::tile_bytes;
             const dim3 persistent_block(DL_SCAN_PERSISTENT_THREADS);

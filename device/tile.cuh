@@ -105,6 +105,24 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusiv
     return x;
 }
 
+/* Testing aid (DLSCAN_OPTION_TEST_DELAY_US): a pause of 0 .. delay_ns nanoseconds, picked
+ * by hashing the tile and `salt`, so that look-backs meet X, long runs of A and late P. */
+__device__ __forceinline__ void dl_test_pause(uint32_t tile, uint32_t salt, uint32_t delay_ns)
+{
+    if (!delay_ns)
+        return;
+    uint32_t h = (tile + 1) * 2654435761u ^ salt * 40503u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    uint32_t ns = h % (delay_ns + 1);
+    while (ns) {
+        const uint32_t step = ns < 1000000u ? ns : 1000000u; /* __nanosleep's longest */
+        __nanosleep(step);
+        ns -= step;
+    }
+}
+
 /* Synchronizes the threads that work the tile: the whole block, or, in a block whose other
  * warps have roles of their own (SPECIALIZED), the first WARPS warps on named barrier 1. */
 template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_sync()
@@ -130,7 +148,7 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
                                                  const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
                                                  uint32_t tile, uint32_t epoch, T seed,
                                                  dl_word *descriptors, unsigned long long *stats,
-                                                 T published)
+                                                 T published, uint32_t test_delay_ns)
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -167,12 +185,16 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
         } else {
             /* Publish the aggregate before looking back: successors may fold it now. */
-            if (!SPECIALIZED && lane == 0)
+            if (!SPECIALIZED && lane == 0) {
+                dl_test_pause(tile, 1, test_delay_ns);
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
+            }
             prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
                                                        stats);
-            if (lane == 0)
+            if (lane == 0) {
+                dl_test_pause(tile, 2, test_delay_ns);
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
+            }
         }
         if (lane == 0)
             sh.tile_prefix = prefix;

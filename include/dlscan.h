@@ -170,6 +170,69 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
                                                size_t n, dlscan_type type, dlscan_op op,
                                                const void *init, cudaStream_t stream);
 
+/* ---- Stream compaction ----
+ *
+ * Each call is one kernel launch on the scan's machinery: the exclusive prefix of the
+ * keep-flags (or run heads) is each kept item's output position. The order of the input is
+ * kept (stable). The count goes to device memory (a size_t at d_num_selected / d_num_runs),
+ * so nothing synchronizes; n == 0 writes a count of 0.
+ *
+ * In place: d_out == d_in (and for reduce-by-key d_keys_out == d_keys_in, d_values_out ==
+ * d_values_in) is supported. It is safe because of the single pass: a tile writes its
+ * output only after every tile before it has published its descriptor, that is after
+ * those tiles have read their input, and each item only ever moves to a lower index.
+ * Other overlaps between inputs, outputs and counts are refused (DLSCAN_ERROR_OVERLAP).
+ *
+ * Equality (dlscan_unique, dlscan_run_length_encode, dlscan_reduce_by_key) compares the
+ * bits of the items: integers as usual; floats with -0.0 and 0.0 as different values and a
+ * NaN equal to the same NaN bits. Errors: as for the scans, plus DLSCAN_ERROR_INVALID_ARGUMENT
+ * for an unknown predicate or a NULL operand that the predicate needs. */
+
+/* select_if's test of in[i] against the operand. */
+typedef enum dlscan_predicate {
+    DLSCAN_LESS = 0,          /* in[i] <  operand */
+    DLSCAN_LESS_EQUAL = 1,    /* in[i] <= operand */
+    DLSCAN_GREATER = 2,       /* in[i] >  operand */
+    DLSCAN_GREATER_EQUAL = 3, /* in[i] >= operand */
+    DLSCAN_EQUAL = 4,         /* in[i] == operand */
+    DLSCAN_NOT_EQUAL = 5,     /* in[i] != operand */
+    DLSCAN_NONZERO = 6        /* in[i] != 0 (operand unused, may be NULL) */
+} dlscan_predicate;
+
+/* Keeps in[i] where the byte flags[i] is not 0. */
+DLSCAN_API dlscan_status dlscan_select_flagged(dlscan_handle_t h, const void *d_in,
+                                               const unsigned char *d_flags, void *d_out,
+                                               size_t *d_num_selected, size_t n, dlscan_type type,
+                                               cudaStream_t stream);
+
+/* Keeps in[i] where `in[i] predicate operand` holds; operand points to one host value of
+ * `type` (C comparison semantics: a NaN passes only DLSCAN_NOT_EQUAL and DLSCAN_NONZERO). */
+DLSCAN_API dlscan_status dlscan_select_if(dlscan_handle_t h, const void *d_in, void *d_out,
+                                          size_t *d_num_selected, size_t n, dlscan_type type,
+                                          dlscan_predicate predicate, const void *operand,
+                                          cudaStream_t stream);
+
+/* Keeps in[i] where i == 0 or in[i] differs from in[i-1]. */
+DLSCAN_API dlscan_status dlscan_unique(dlscan_handle_t h, const void *d_in, void *d_out,
+                                       size_t *d_num_selected, size_t n, dlscan_type type,
+                                       cudaStream_t stream);
+
+/* Runs of equal items: d_unique_out[k] is the item of run k and d_run_lengths[k] its length
+ * (size_t), for k < *d_num_runs. d_unique_out may equal d_in. */
+DLSCAN_API dlscan_status dlscan_run_length_encode(dlscan_handle_t h, const void *d_in,
+                                                  void *d_unique_out, size_t *d_run_lengths,
+                                                  size_t *d_num_runs, size_t n, dlscan_type type,
+                                                  cudaStream_t stream);
+
+/* Runs of equal keys: d_keys_out[k] is the key of run k and d_values_out[k] the reduction
+ * (op: sum, min or max, in input order) of its values, for k < *d_num_runs. Float sums are
+ * deterministic as for the scans (DLSCAN_OPTION_DETERMINISTIC). */
+DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_keys_in,
+                                              const void *d_values_in, void *d_keys_out,
+                                              void *d_values_out, size_t *d_num_runs, size_t n,
+                                              dlscan_type key_type, dlscan_type value_type,
+                                              dlscan_op op, cudaStream_t stream);
+
 /* ---- Options and diagnostics ---- */
 
 typedef enum dlscan_option {
@@ -185,17 +248,20 @@ typedef enum dlscan_option {
     DLSCAN_OPTION_DETERMINISTIC = 1,
     /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. */
     DLSCAN_OPTION_LOOKBACK_STATS = 2,
-    /* Testing aid, CPU backend only: each tile sleeps a random 0..value microseconds at
-     * three points of the protocol, and one tile in 512 holds its aggregate back for 50
-     * times value, so that waits on X, long runs of A and stops at P all occur.
-     * Default 0. */
+    /* Testing aid: pauses inside tiles, so that the look-back's waits on X, long runs of A
+     * and stops at P all occur. CPU handles: each tile sleeps a random 0..value microseconds
+     * at three points of the protocol, and one tile in 512 holds its aggregate back for 50
+     * times value. GPU handles: each tile pauses 0..value microseconds (picked by hashing
+     * the tile) before publishing its aggregate and before its inclusive prefix. Default 0;
+     * at most 1000000. */
     DLSCAN_OPTION_TEST_DELAY_US = 3,
     /* Testing aid: sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests
      * can reach the epoch's wrap-around. Synchronizes a GPU handle's device. */
     DLSCAN_OPTION_TEST_EPOCH = 4,
-    /* GPU handles: 1 (default) runs the persistent kernel where the GPU (sm_90 and newer)
-     * and the alignment (16-byte aligned pointers) allow: a few blocks per SM that prefetch
-     * tiles into shared memory. 0 runs one block per tile. Results are the same. */
+    /* GPU handles: 1 (default) runs the persistent kernel where the GPU (sm_90 and newer),
+     * the alignment (16-byte aligned pointers) and the size (more tiles than the kernel has
+     * blocks) allow: a few blocks per SM that prefetch tiles into shared memory. 0 always
+     * runs one block per tile. Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
     /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
      * example just below 2^32 so that it wraps around within a call. Tile indices are

@@ -8,9 +8,6 @@
 
 #include "internal.h"
 
-/* Tiles per call are counted in 32 bits and the GPU grid's x dimension holds 2^31 - 1. */
-#define DL_MAX_TILES 0x7fffffffull
-
 static dlscan_handle_t dl_handle_new(void)
 {
     dlscan_handle_t h = calloc(1, sizeof *h);
@@ -67,64 +64,18 @@ void dlscan_destroy(dlscan_handle_t h)
 
 const char *dlscan_backend_name(dlscan_handle_t h) { return h ? h->backend->name : "invalid"; }
 
-static dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type)
-{
-    if (!dl_type_valid(type))
-        return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
-                       "type = %d is not a dlscan_type (DLSCAN_INT32 = 0 .. DLSCAN_FLOAT64 = 5)",
-                       (int)type);
-    return DLSCAN_SUCCESS;
-}
-
-static size_t dl_tiles_for(dlscan_handle_t h, size_t n, dlscan_type type)
-{
-    const size_t tile = h->backend->tile_items(type);
-    return n / tile + (n % tile != 0);
-}
-
-static dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type)
-{
-    const size_t size = dl_type_size(type);
-    const size_t tile = h->backend->tile_items(type);
-    size_t max_n = SIZE_MAX / size;
-    if (max_n / tile > DL_MAX_TILES)
-        max_n = (size_t)DL_MAX_TILES * tile;
-    if (n > max_n)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "n = %zu is more than the %zu %s items one call can scan", n, max_n,
-                       dl_type_name(type));
-    return DLSCAN_SUCCESS;
-}
-
-static dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t size, const char *what)
-{
-    if (!p)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
-    if ((uintptr_t)p % size)
-        return dl_fail(h, DLSCAN_ERROR_MISALIGNED,
-                       "%s = %p is not aligned to %zu bytes, the size of its elements", what, p,
-                       size);
-    return DLSCAN_SUCCESS;
-}
-
-static int dl_ranges_overlap(const void *a, const void *b, size_t bytes)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < bytes : x - y < bytes;
-}
-
 /* The checks every call that reads n items from d_in and writes them to d_out shares. */
 static dlscan_status dl_check_in_out(dlscan_handle_t h, const void *in, const void *out, size_t n,
                                      dlscan_type type)
 {
     const size_t size = dl_type_size(type);
     dlscan_status status;
-    if ((status = dl_check_count(h, n, type)) != DLSCAN_SUCCESS ||
+    if ((status = dl_check_count(h, n, type, h->backend->tile_items(type))) != DLSCAN_SUCCESS ||
         (status = dl_check_pointer(h, in, size, "d_in")) != DLSCAN_SUCCESS ||
         (status = dl_check_pointer(h, out, size, "d_out")) != DLSCAN_SUCCESS)
         return status;
     const size_t bytes = n * size;
-    if (in != out && dl_ranges_overlap(in, out, bytes))
+    if (in != out && dl_ranges_overlap(in, bytes, out, bytes))
         return dl_fail(h, DLSCAN_ERROR_OVERLAP,
                        "d_in = %p and d_out = %p are %zu bytes long and overlap; pass d_out == "
                        "d_in to scan in place",
@@ -153,7 +104,7 @@ static dlscan_status dl_scan(dlscan_handle_t h, const void *in, void *out, size_
     if (n == 0)
         return DLSCAN_SUCCESS;
     if ((status = dl_check_in_out(h, in, out, n, type)) != DLSCAN_SUCCESS ||
-        (status = h->backend->reserve(h, dl_tiles_for(h, n, type), dl_words_per_tile(type),
+        (status = h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(type)), dl_words_per_tile(type),
                                        stream)) !=
             DLSCAN_SUCCESS)
         return status;
@@ -191,10 +142,10 @@ dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
     h->last_error[0] = '\0';
     dlscan_status status = dl_check_type(h, type);
     if (status == DLSCAN_SUCCESS)
-        status = dl_check_count(h, n, type);
+        status = dl_check_count(h, n, type, h->backend->tile_items(type));
     if (status != DLSCAN_SUCCESS || n == 0)
         return status;
-    return h->backend->reserve(h, dl_tiles_for(h, n, type), dl_words_per_tile(type), NULL);
+    return h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(type)), dl_words_per_tile(type), NULL);
 }
 
 dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items)
@@ -241,9 +192,6 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
         if (value < 0 || value > 1000000)
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                            "DLSCAN_OPTION_TEST_DELAY_US takes 0 .. 1000000, not %lld", value);
-        if (value && strcmp(h->backend->name, "cpu") != 0)
-            return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                           "DLSCAN_OPTION_TEST_DELAY_US is for CPU handles only");
         h->test_delay_us = value;
         return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_EPOCH:

@@ -3,34 +3,22 @@
  *
  * Threads play the thread blocks. The calling thread and up to threads-1 helpers take
  * tiles from an atomic counter, publish descriptors with C11 atomics (release/acquire)
- * and look back over windows of 32 predecessors with dl_cpu_lookback() from
+ * and look back over windows of predecessors with dl_cpu_lookback() from
  * device/lookback.h, the file the GPU kernel includes for the same protocol. The worker
  * that draws the call's last ticket resets the counter and moves the epoch on, as the
- * GPU's block with the last ticket does. A call returns when its scan is complete.
+ * GPU's block with the last ticket does. A call returns when it is complete. This file
+ * holds the workers and the scan's tiles; cpu_compact.c the compaction's.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu_ops.h"
-#include "internal.h"
-
-#define DL_CPU_TILE_ITEMS 8192
-
-typedef struct dl_cpu_job dl_cpu_job;
-
-typedef struct dl_cpu_worker {
-    dl_cpu_job *job;
-    uint32_t random; /* for test delays */
-    pthread_t thread;
-    int started;
-} dl_cpu_worker;
+#include "cpu_backend.h"
 
 typedef struct dl_cpu_state {
     int threads;
-    dl_cpu_worker *workers;  /* `threads` of them, allocated once */
+    dl_cpu_worker *workers;  /* `threads` of them, with their scratch, allocated once */
     _Atomic(dl_word) *descriptors;
     size_t descriptor_words;
     _Atomic uint32_t tiles_taken;  /* the tile counter, from ticket_base on */
@@ -40,25 +28,6 @@ typedef struct dl_cpu_state {
     _Atomic(unsigned long long) stats[DL_STAT_COUNT];
 } dl_cpu_state;
 
-/* One call, as its workers see it. */
-struct dl_cpu_job {
-    dl_cpu_state *state;
-    const dl_cpu_ops *ops;
-    const char *in;
-    char *out;
-    size_t n;
-    size_t item_size;
-    uint32_t tiles;
-    uint32_t ticket_base;
-    uint32_t workers;    /* fixed before `go` opens: helpers that failed to start don't count */
-    _Atomic int go;      /* workers wait for it, so the ticket count is known before any draw */
-    dl_bits seed;
-    dl_bits identity;
-    int exclusive;
-    long long delay_us;
-    dl_cpu_lookback_ctx lookback;
-};
-
 static dl_cpu_state *dl_cpu(dlscan_handle_t h) { return (dl_cpu_state *)h->backend_state; }
 
 static size_t dl_cpu_tile_items(dlscan_type type)
@@ -66,6 +35,8 @@ static size_t dl_cpu_tile_items(dlscan_type type)
     (void)type;
     return DL_CPU_TILE_ITEMS;
 }
+
+static size_t dl_cpu_compact_tile_items(void) { return DL_CPU_TILE_ITEMS; }
 
 static dlscan_status dl_cpu_check_range(dlscan_handle_t h, const void *p, size_t bytes,
                                         const char *what)
@@ -144,89 +115,105 @@ static void dl_cpu_finish(dl_cpu_job *job)
     atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
 }
 
-/* One worker: tiles from the counter until none are left (steps in lookback.h). */
+dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate)
+{
+    const dl_cpu_lookback_ctx *lookback = &w->job->lookback;
+    if (tile == 0) {
+        dl_cpu_publish(lookback, 0, DL_STATUS_P, lookback->combine(w->job->seed, aggregate));
+        return w->job->seed;
+    }
+    dl_cpu_publish(lookback, tile, DL_STATUS_A, aggregate);
+    dl_cpu_test_delay(w, 0);
+    const dl_bits prefix = dl_cpu_lookback(lookback, tile);
+    dl_cpu_publish(lookback, tile, DL_STATUS_P, lookback->combine(prefix, aggregate));
+    dl_cpu_test_delay(w, 0);
+    return prefix;
+}
+
+/* One worker: tiles from the counter until none are left. */
 static void *dl_cpu_work(void *argument)
 {
     dl_cpu_worker *w = argument;
     dl_cpu_job *job = w->job;
-    const dl_cpu_lookback_ctx *lookback = &job->lookback;
     while (!atomic_load_explicit(&job->go, memory_order_acquire))
         sched_yield();
     for (;;) {
         const uint32_t tile = dl_cpu_draw_ticket(job);
         if (tile >= job->tiles)
             break;
-        const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
-        const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
-        const void *in = job->in + first * job->item_size;
-        void *out = job->out + first * job->item_size;
         /* One tile in 512 holds its aggregate back: up to 511 successors pile up as A. */
         dl_cpu_test_delay(w, tile % 512 == 1);
-        const dl_bits aggregate = {job->ops->reduce(in, count, job->identity.lo), 0};
-        dl_bits prefix = job->seed;
-        if (tile == 0) {
-            dl_cpu_publish(lookback, 0, DL_STATUS_P, job->ops->combine(job->seed, aggregate));
-        } else {
-            dl_cpu_publish(lookback, tile, DL_STATUS_A, aggregate);
-            dl_cpu_test_delay(w, 0);
-            prefix = dl_cpu_lookback(lookback, tile);
-            dl_cpu_publish(lookback, tile, DL_STATUS_P, job->ops->combine(prefix, aggregate));
-        }
-        dl_cpu_test_delay(w, 0);
-        job->ops->scan(in, out, count, prefix.lo, job->exclusive);
+        job->work_tile(w, tile);
     }
     dl_cpu_finish(job);
     return NULL;
 }
 
+void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
+{
+    dl_cpu_state *s = h->backend_state;
+    job->state = s;
+    job->ticket_base = atomic_load_explicit(&s->ticket_base, memory_order_relaxed);
+    job->workers = job->tiles < (uint32_t)s->threads ? job->tiles : (uint32_t)s->threads;
+    job->delay_us = h->test_delay_us;
+    job->lookback.descriptors = s->descriptors;
+    job->lookback.epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+    job->lookback.stats = h->count_stats ? s->stats : NULL;
+    for (uint32_t i = 0; i < job->workers; ++i) {
+        dl_cpu_worker *w = &s->workers[i];
+        w->job = job;
+        w->random = 2654435761u * (i + 1) ^ job->lookback.epoch;
+        w->started = 0;
+    }
+    /* Helpers first, then the calling thread works as worker 0. A helper that cannot start
+     * is left out of the count before any ticket is drawn: the others take its tiles. */
+    atomic_init(&job->go, 0);
+    uint32_t started = 1;
+    for (uint32_t i = 1; i < job->workers; ++i) {
+        dl_cpu_worker *w = &s->workers[started];
+        w->started = pthread_create(&w->thread, NULL, dl_cpu_work, w) == 0;
+        started += (uint32_t)w->started;
+    }
+    job->workers = started;
+    atomic_store_explicit(&job->go, 1, memory_order_release);
+    dl_cpu_work(&s->workers[0]);
+    for (uint32_t i = 1; i < job->workers; ++i)
+        if (s->workers[i].started)
+            pthread_join(s->workers[i].thread, NULL);
+}
+
+/* A scan tile: reduce, the protocol, then the scan from the prefix (in place: the tile
+ * reads and writes only its own items). */
+static void dl_cpu_scan_tile(dl_cpu_worker *w, uint32_t tile)
+{
+    const dl_cpu_job *job = w->job;
+    const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
+    const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
+    const void *in = job->in + first * job->item_size;
+    void *out = job->out + first * job->item_size;
+    const dl_bits aggregate = {job->ops->reduce(in, count, job->lookback.identity.lo), 0};
+    const dl_bits prefix = dl_cpu_tile_prefix(w, tile, aggregate);
+    job->ops->scan(in, out, count, prefix.lo, job->exclusive);
+}
+
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
-    dl_cpu_state *s = dl_cpu(h);
-    const uint32_t tiles = (uint32_t)(r->n / DL_CPU_TILE_ITEMS + (r->n % DL_CPU_TILE_ITEMS != 0));
     dl_cpu_job job = {
-        .state = s,
+        .work_tile = dl_cpu_scan_tile,
         .ops = dl_cpu_ops_for(r->type, r->op),
         .in = r->in,
         .out = r->out,
         .n = r->n,
         .item_size = dl_type_size(r->type),
-        .tiles = tiles,
-        .ticket_base = atomic_load_explicit(&s->ticket_base, memory_order_relaxed),
-        .workers = tiles < (uint32_t)s->threads ? tiles : (uint32_t)s->threads,
+        .type = r->type,
+        .tiles = (uint32_t)(r->n / DL_CPU_TILE_ITEMS + (r->n % DL_CPU_TILE_ITEMS != 0)),
         .seed = {r->seed_bits, 0},
-        .identity = {dl_identity_bits(r->type, r->op), 0},
         .exclusive = r->exclusive,
-        .delay_us = h->test_delay_us,
     };
-    job.lookback = (dl_cpu_lookback_ctx){
-        .descriptors = s->descriptors,
-        .words = dl_words_per_tile(r->type),
-        .epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed),
-        .combine = job.ops->combine,
-        .identity = job.identity,
-        .stats = h->count_stats ? s->stats : NULL,
-    };
-    for (uint32_t i = 0; i < job.workers; ++i) {
-        dl_cpu_worker *w = &s->workers[i];
-        w->job = &job;
-        w->random = 2654435761u * (i + 1) ^ job.lookback.epoch;
-        w->started = 0;
-    }
-    /* Helpers first, then the calling thread works as worker 0. A helper that cannot start
-     * is left out of the count before any ticket is drawn: the others take its tiles. */
-    atomic_init(&job.go, 0);
-    uint32_t started = 1;
-    for (uint32_t i = 1; i < job.workers; ++i) {
-        dl_cpu_worker *w = &s->workers[started];
-        w->started = pthread_create(&w->thread, NULL, dl_cpu_work, w) == 0;
-        started += (uint32_t)w->started;
-    }
-    job.workers = started;
-    atomic_store_explicit(&job.go, 1, memory_order_release);
-    dl_cpu_work(&s->workers[0]);
-    for (uint32_t i = 1; i < job.workers; ++i)
-        if (s->workers[i].started)
-            pthread_join(s->workers[i].thread, NULL);
+    job.lookback.words = dl_words_per_tile(r->type);
+    job.lookback.combine = job.ops->combine;
+    job.lookback.identity = (dl_bits){dl_identity_bits(r->type, r->op), 0};
+    dl_cpu_run(h, &job);
     return DLSCAN_SUCCESS;
 }
 
@@ -260,6 +247,8 @@ static dlscan_status dl_cpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
 static void dl_cpu_destroy(dlscan_handle_t h)
 {
     dl_cpu_state *s = dl_cpu(h);
+    for (int i = 0; i < s->threads; ++i)
+        free(s->workers[i].scratch);
     free(s->descriptors);
     free(s->workers);
     free(s);
@@ -268,9 +257,11 @@ static void dl_cpu_destroy(dlscan_handle_t h)
 static const dl_backend dl_cpu_backend = {
     "cpu",
     dl_cpu_tile_items,
+    dl_cpu_compact_tile_items,
     dl_cpu_check_range,
     dl_cpu_reserve,
     dl_cpu_scan,
+    dl_cpu_compact,
     dl_cpu_read_stats,
     dl_cpu_reset_stats,
     dl_cpu_set_epoch,
@@ -293,6 +284,14 @@ dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)
     }
     s->threads = threads;
     s->workers = workers;
+    for (int i = 0; i < threads; ++i)
+        if (!(workers[i].scratch = malloc(2 * DL_CPU_TILE_ITEMS * sizeof(uint64_t)))) {
+            for (int j = 0; j < i; ++j)
+                free(workers[j].scratch);
+            free(workers);
+            free(s);
+            return DLSCAN_ERROR_OUT_OF_MEMORY;
+        }
     atomic_init(&s->tiles_taken, 0);
     atomic_init(&s->ticket_base, 0);
     atomic_init(&s->workers_done, 0);

@@ -44,6 +44,15 @@
             NAME##_to_bits(COMBINE(NAME##_from_bits(earlier.lo), NAME##_from_bits(later.lo))), 0}; \
         return result;                                                                            \
     }                                                                                             \
+    static dl_bits NAME##_segmented(dl_bits earlier, dl_bits later)                               \
+    {                                                                                             \
+        const dl_bits result = {                                                                  \
+            earlier.lo + later.lo,                                                                \
+            later.lo ? later.hi                                                                   \
+                     : NAME##_to_bits(COMBINE(NAME##_from_bits(earlier.hi),                       \
+                                              NAME##_from_bits(later.hi)))};                      \
+        return result;                                                                            \
+    }                                                                                             \
     static uint64_t NAME##_reduce(const void *in, size_t n, uint64_t identity_bits)               \
     {                                                                                             \
         const T *x = in;                                                                          \
@@ -81,7 +90,7 @@
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \
-    static const dl_cpu_ops NAME = {NAME##_combine, NAME##_reduce, NAME##_scan};
+    static const dl_cpu_ops NAME = {NAME##_combine, NAME##_segmented, NAME##_reduce, NAME##_scan};
 
 DL_CPU_OPS(dl_u32_sum, uint32_t, DL_SUM)
 DL_CPU_OPS(dl_i32_min, int32_t, DL_MIN)

@@ -13,6 +13,9 @@
 
 typedef struct dl_cpu_ops {
     dl_combine_fn combine; /* on the low 64 bits (dl_bits.lo) */
+    /* Reduce-by-key's segmented combine on (heads in lo, run aggregate in hi): the later
+     * side's aggregate where it has heads, else both combined. */
+    dl_combine_fn segmented;
     /* The reduction of n items; a fixed order, so float results repeat exactly. */
     uint64_t (*reduce)(const void *in, size_t n, uint64_t identity_bits);
     /* out[j] = prefix op in[0] op ... op in[j] (inclusive) or prefix op ... op in[j-1]

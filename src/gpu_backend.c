@@ -12,6 +12,8 @@
 #include "launch.h"
 
 typedef CUresult (*dl_get_address_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr p);
+typedef CUresult (*dl_pointer_attributes_fn)(unsigned count, CUpointer_attribute *attributes,
+                                             void **data, CUdeviceptr p);
 
 typedef struct dl_gpu_state {
     int device;
@@ -19,6 +21,7 @@ typedef struct dl_gpu_state {
     dl_word *descriptors;    /* device memory, zeroed when allocated */
     size_t descriptor_words; /* capacity */
     dl_get_address_range_fn get_address_range; /* the driver's cuMemGetAddressRange, or NULL */
+    dl_pointer_attributes_fn pointer_attributes; /* the driver's cuPointerGetAttributes, or NULL */
     uint32_t persistent_blocks; /* the persistent kernel's grid; 0 before sm_90 */
 } dl_gpu_state;
 
@@ -61,6 +64,9 @@ static const char *dl_memory_type_name(enum cudaMemoryType type)
     return "unknown";
 }
 
+/* Is [p, p + bytes) device (or managed) memory of the handle's device, inside one
+ * allocation? One driver call (cuPointerGetAttributes) answers all of it; where the driver
+ * does not offer it, the runtime's cudaPointerGetAttributes and cuMemGetAddressRange do. */
 static dlscan_status dl_gpu_check_range(dlscan_handle_t h, const void *p, size_t bytes,
                                         const char *what)
 {
@@ -68,25 +74,45 @@ static dlscan_status dl_gpu_check_range(dlscan_handle_t h, const void *p, size_t
     dlscan_status status = dl_gpu_check_device(h);
     if (status != DLSCAN_SUCCESS)
         return status;
-    struct cudaPointerAttributes attributes;
-    const cudaError_t error = cudaPointerGetAttributes(&attributes, p);
-    if (error != cudaSuccess) {
-        (void)cudaGetLastError();
-        return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY, "%s = %p is not memory CUDA knows: %s",
-                       what, p, cudaGetErrorString(error));
+    enum cudaMemoryType type = cudaMemoryTypeUnregistered;
+    int device = -1;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    unsigned memory_type = 0, managed = 0;
+    CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    void *data[] = {&memory_type, &managed, &device, &base, &size};
+    if (s->pointer_attributes &&
+        s->pointer_attributes(5, attributes, data, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS) {
+        type = managed                                 ? cudaMemoryTypeManaged
+               : memory_type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice
+               : memory_type == CU_MEMORYTYPE_HOST   ? cudaMemoryTypeHost
+                                                     : cudaMemoryTypeUnregistered;
+    } else {
+        struct cudaPointerAttributes runtime;
+        const cudaError_t error = cudaPointerGetAttributes(&runtime, p);
+        if (error != cudaSuccess) {
+            (void)cudaGetLastError();
+            return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY, "%s = %p is not memory CUDA knows: %s",
+                           what, p, cudaGetErrorString(error));
+        }
+        type = runtime.type;
+        device = runtime.device;
+        if (!s->get_address_range ||
+            s->get_address_range(&base, &size, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+            size = 0; /* no bounds known */
     }
-    if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+    if (type != cudaMemoryTypeDevice && type != cudaMemoryTypeManaged)
         return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY,
                        "%s = %p is %s memory; a GPU handle scans device (or managed) memory", what,
-                       p, dl_memory_type_name(attributes.type));
-    if (attributes.type == cudaMemoryTypeDevice && attributes.device != s->device)
+                       p, dl_memory_type_name(type));
+    if (type == cudaMemoryTypeDevice && device != s->device)
         return dl_fail(h, DLSCAN_ERROR_NOT_DEVICE_MEMORY,
                        "%s = %p is memory of device %d, but the handle is on device %d", what, p,
-                       attributes.device, s->device);
-    CUdeviceptr base;
-    size_t size;
-    if (s->get_address_range &&
-        s->get_address_range(&base, &size, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS) {
+                       device, s->device);
+    if (size) {
         const size_t left = (size_t)(base + size - (CUdeviceptr)(uintptr_t)p);
         if (bytes > left)
             return dl_fail(h, DLSCAN_ERROR_OUT_OF_BOUNDS,
@@ -141,11 +167,33 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     const dl_scan_params params = {r->in,          r->out,        r->n,
                                    r->seed_bits,   s->descriptors, s->descriptor_words,
                                    s->control,     r->exclusive,  h->count_stats,
-                                   h->persistent ? s->persistent_blocks : 0};
+                                   h->persistent ? s->persistent_blocks : 0,
+                                   (uint32_t)(h->test_delay_us * 1000)};
     const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
     return DLSCAN_SUCCESS;
+}
+
+static size_t dl_gpu_compact_tile_items_for(void) { return dl_gpu_compact_tile_items(); }
+
+static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request *r)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    cudaError_t error;
+    if (r->n == 0) {
+        error = cudaMemsetAsync(r->num_out, 0, sizeof *r->num_out, r->stream);
+        return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "writing the count");
+    }
+    const dl_compact_params params = {
+        r->kind,      r->in,           r->flags,   r->values_in,     r->out,
+        r->out2,      r->num_out,      r->n,       r->predicate,     r->operand_bits,
+        s->descriptors, s->descriptor_words, s->control, h->count_stats,
+        (uint32_t)(h->test_delay_us * 1000)};
+    error = (cudaError_t)dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
+                                               h->deterministic, r->stream);
+    return error == cudaSuccess ? DLSCAN_SUCCESS
+                                : dl_cuda_fail(h, error, "launching the compaction kernel");
 }
 
 /* Diagnostics wait for the device, then copy. */
@@ -214,9 +262,11 @@ static void dl_gpu_destroy(dlscan_handle_t h)
 static const dl_backend dl_gpu_backend = {
     "gpu",
     dl_gpu_tile_items_for,
+    dl_gpu_compact_tile_items_for,
     dl_gpu_check_range,
     dl_gpu_reserve,
     dl_gpu_scan,
+    dl_gpu_compact,
     dl_gpu_read_stats,
     dl_gpu_reset_stats,
     dl_gpu_set_epoch,
@@ -264,6 +314,11 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
                                          &found) == cudaSuccess &&
         found == cudaDriverEntryPointSuccess)
         s->get_address_range = (dl_get_address_range_fn)function;
+    function = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &function, 7000, cudaEnableDefault,
+                                         &found) == cudaSuccess &&
+        found == cudaDriverEntryPointSuccess)
+        s->pointer_attributes = (dl_pointer_attributes_fn)function;
     (void)cudaGetLastError();
     return DLSCAN_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dlscan.h"
+#include "launch.h"
 #include "lookback.h"
 
 /* A checked scan request, as the backends receive it. */
@@ -23,11 +24,30 @@ typedef struct dl_scan_request {
     cudaStream_t stream;
 } dl_scan_request;
 
+/* A checked compaction request (dl_compact_kind in device/launch.h). */
+typedef struct dl_compact_request {
+    int kind;
+    const void *in;              /* items (reduce-by-key: keys) */
+    const unsigned char *flags;  /* select_flagged */
+    const void *values_in;       /* reduce-by-key */
+    void *out;                   /* kept items, run items or run keys */
+    void *out2;                  /* run lengths (size_t) or run values */
+    size_t *num_out;
+    size_t n;                    /* may be 0: the count is written as 0 */
+    dlscan_type type;            /* the items' (keys') type */
+    dlscan_type value_type;      /* reduce-by-key */
+    dlscan_op op;                /* reduce-by-key */
+    int predicate;               /* select_if */
+    uint64_t operand_bits;       /* select_if */
+    cudaStream_t stream;
+} dl_compact_request;
+
 /* What a backend does. Every function gets a valid handle and checked arguments; each
  * reports its own errors through dl_fail(). */
 typedef struct dl_backend {
     const char *name;
     size_t (*tile_items)(dlscan_type type);
+    size_t (*compact_tile_items)(void);
     /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
     dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
     /* Grows the descriptor storage to `tiles` tiles; `stream` is the call's (NULL from
@@ -35,6 +55,7 @@ typedef struct dl_backend {
     dlscan_status (*reserve)(dlscan_handle_t h, size_t tiles, int words_per_tile,
                              cudaStream_t stream);
     dlscan_status (*scan)(dlscan_handle_t h, const dl_scan_request *request);
+    dlscan_status (*compact)(dlscan_handle_t h, const dl_compact_request *request);
     dlscan_status (*read_stats)(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT]);
     dlscan_status (*reset_stats)(dlscan_handle_t h);
     dlscan_status (*set_epoch)(dlscan_handle_t h, uint32_t epoch);
@@ -69,6 +90,16 @@ const char *dl_op_name(dlscan_op op);
 uint64_t dl_identity_bits(dlscan_type type, dlscan_op op);
 /* Descriptor words per tile for a type: 1 for 32-bit values, 2 for 64-bit values. */
 int dl_words_per_tile(dlscan_type type);
+
+/* Argument checks (checks.c). */
+dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
+/* n items of `type` in tiles of `tile` items: no more than one call can scan. */
+dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type, size_t tile);
+/* Not NULL, and aligned to `alignment` bytes; `what` names the argument. */
+dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t alignment, const char *what);
+/* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? */
+int dl_ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes);
+size_t dl_tiles(size_t n, size_t tile);
 
 /* Backends. Each fills in h->backend and h->backend_state, or fails. */
 dlscan_status dl_gpu_backend_init(dlscan_handle_t h);

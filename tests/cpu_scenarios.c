@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "compact_check.h"
 #include "lookback.h"
 #include "scan_check.h"
 
@@ -178,7 +179,21 @@ void cpu_bad_input_is_refused_and_writes_nothing(void)
 {
     dlscan_handle_t h = cpu_handle(2);
     scan_check_bad_input(h, &host_memory, NULL);
+    compact_check_bad_input(h, &host_memory, NULL);
     CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, -1) == DLSCAN_ERROR_INVALID_ARGUMENT,
           "a negative delay is refused");
+    dlscan_destroy(h);
+}
+
+void cpu_compaction(dlscan_type type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(4);
+    compact_check_type(h, &host_memory, type, test_max_n(1u << 20), &rng);
+    /* With random delays, the look-back's outcomes all occur under compaction too. */
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 100));
+    const compact_case by_key = {COMPACT_REDUCE_BY_KEY, type, DLSCAN_FLOAT64, DLSCAN_SUM, DLSCAN_LESS,
+                                 PATTERN_RUNS_RANDOM, 8192, 40 * 8192 + 3, 1};
+    compact_check_case(h, &host_memory, &by_key, &rng);
     dlscan_destroy(h);
 }

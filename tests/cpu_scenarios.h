@@ -22,6 +22,8 @@ void cpu_repeated_calls_with_changing_n(void);
 void cpu_epoch_wraps_around(void);
 /* Float sums are bitwise the same for 1 and 16 threads, run after run. */
 void cpu_float_sums_are_the_same_for_any_thread_count(void);
+/* The five compaction calls on items of `type`, every pattern, in place and not. */
+void cpu_compaction(dlscan_type type);
 /* Bad arguments: the same statuses as on the GPU, nothing written. */
 void cpu_bad_input_is_refused_and_writes_nothing(void);
 

@@ -42,3 +42,12 @@ Test(cpu, float_sums_are_the_same_for_any_thread_count, .timeout = 600)
 }
 
 Test(cpu, bad_input_is_refused_and_writes_nothing) { cpu_bad_input_is_refused_and_writes_nothing(); }
+
+ParameterizedTestParameters(cpu, compaction)
+{
+    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+}
+
+ParameterizedTest(dlscan_type *type, cpu, compaction, .timeout = 600) { cpu_compaction(*type); }

@@ -12,60 +12,12 @@
 
 #include "dlscan.h"
 #include "lookback.h"
+#include "compact_check.h"
+#include "gpu_memory.h"
 #include "scan_check.h"
 
 /* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
 int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigned long long nanoseconds);
-
-#define CUDA_OK(call)                                                                             \
-    do {                                                                                          \
-        const cudaError_t cuda_ok_error = (call);                                                 \
-        cr_assert_eq(cuda_ok_error, cudaSuccess, "%s: %s", #call, cudaGetErrorString(cuda_ok_error)); \
-    } while (0)
-
-/* Device memory; copies and fills are ordered on the memory's stream and complete on return. */
-static void *gpu_alloc(size_t bytes, void *context)
-{
-    (void)context;
-    void *p = NULL;
-    return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
-}
-static void gpu_release(void *p, void *context)
-{
-    (void)context;
-    CUDA_OK(cudaFree(p));
-}
-static void gpu_wait(void *context)
-{
-    const test_memory *m = context;
-    CUDA_OK(cudaStreamSynchronize(m->stream));
-    CUDA_OK(cudaGetLastError());
-}
-static void gpu_upload(void *dst, const void *src, size_t bytes, void *context)
-{
-    const test_memory *m = context;
-    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m->stream));
-    gpu_wait(context);
-}
-static void gpu_download(void *dst, const void *src, size_t bytes, void *context)
-{
-    const test_memory *m = context;
-    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m->stream));
-    gpu_wait(context);
-}
-static void gpu_fill(void *dst, int byte, size_t bytes, void *context)
-{
-    const test_memory *m = context;
-    CUDA_OK(cudaMemsetAsync(dst, byte, bytes, m->stream));
-    gpu_wait(context);
-}
-
-static test_memory gpu_memory_on(cudaStream_t stream)
-{
-    test_memory m = {gpu_alloc, gpu_release, gpu_upload, gpu_download, gpu_fill, gpu_wait,
-                     NULL,      stream};
-    return m;
-}
 
 /* A handle on the current device and a non-blocking stream, or a skipped test. */
 static dlscan_handle_t gpu_handle(cudaStream_t *stream)
@@ -86,10 +38,6 @@ static void gpu_done(dlscan_handle_t h, cudaStream_t stream)
     CUDA_OK(cudaStreamDestroy(stream));
     dlscan_destroy(h);
 }
-
-#define WITH_MEMORY(m, stream)                                                                    \
-    test_memory m = gpu_memory_on(stream);                                                        \
-    m.context = &m
 
 ParameterizedTestParameters(gpu, every_operator_and_size)
 {
@@ -309,6 +257,48 @@ Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
     gpu_done(h2, other);
 }
 
+/* With pauses inside tiles (DLSCAN_OPTION_TEST_DELAY_US) look-backs fold many aggregates at
+ * once; operators that do not commute (reduce-by-key's segmented one) must still fold them in
+ * order. Both scan kernels, and the run-carrying compactions with every value type and op. */
+Test(gpu, delayed_tiles_fold_long_windows_in_order, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 30), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_SUCCESS);
+    const size_t n = test_max_n(3u << 19) + 7;
+    for (int persistent = 0; persistent <= 1; ++persistent) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
+            const scan_case c = {(dlscan_type)type, (dlscan_op)(type % 3), type % 2, 1, 0, n,
+                                 TEST_VALUES_UNIFORM};
+            scan_check_case(h, &m, &c, &rng);
+        }
+    }
+    static const dlscan_type values[] = {DLSCAN_INT32, DLSCAN_UINT32, DLSCAN_INT64,
+                                         DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    for (int v = 0; v < 6; ++v)
+        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
+            const compact_case by_key = {COMPACT_REDUCE_BY_KEY, v % 2 ? DLSCAN_INT64 : DLSCAN_INT32,
+                                         values[v], (dlscan_op)op, DLSCAN_LESS,
+                                         op == 1 ? PATTERN_RUNS_RANDOM : PATTERN_RUNS_OF_TILES, 4096,
+                                         n / 2 + (size_t)v, v % 2};
+            compact_check_case(h, &m, &by_key, &rng);
+        }
+    const compact_case runs = {COMPACT_RUN_LENGTH, DLSCAN_FLOAT32, DLSCAN_FLOAT32, DLSCAN_SUM,
+                               DLSCAN_LESS, PATTERN_RUNS_OF_TILES, 4096, n, 0};
+    compact_check_case(h, &m, &runs, &rng);
+    dlscan_lookback_stats stats;
+    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
+    cr_log_info("lookbacks %llu, waits on X %llu, aggregates folded %llu, windows slid %llu",
+                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.windows_slid);
+    cr_assert_gt(stats.aggregates_folded, 2 * stats.lookbacks,
+                 "the pauses should make look-backs fold several aggregates each");
+    gpu_done(h, stream);
+}
+
 /* The epoch lives in device memory and wraps from 2^30 - 1 to 1; the tile counter starts
  * 16 tickets below 2^32, so it wraps within each call. */
 Test(gpu, epoch_wraps_around, .timeout = 180)
@@ -417,6 +407,7 @@ Test(gpu, bad_input_is_refused_and_writes_nothing, .timeout = 180)
     WITH_MEMORY(m, stream);
     int32_t host[1000];
     scan_check_bad_input(h, &m, host);
+    compact_check_bad_input(h, &m, host);
 
     /* n items past the end of the allocation. */
     int32_t *d;

@@ -17,6 +17,12 @@ static void every_type(void)
         cpu_every_operator_and_size((dlscan_type)type);
 }
 
+static void compaction(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
+        cpu_compaction((dlscan_type)type);
+}
+
 int main(void)
 {
     static const struct {
@@ -31,6 +37,7 @@ int main(void)
         {"epoch_wraps_around", cpu_epoch_wraps_around},
         {"float_sums_are_the_same_for_any_thread_count", cpu_float_sums_are_the_same_for_any_thread_count},
         {"bad_input_is_refused_and_writes_nothing", cpu_bad_input_is_refused_and_writes_nothing},
+        {"compaction", compaction},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);

@@ -1,7 +1,12 @@
-// cub_scan.cu: CUB's cub::DeviceScan as a bench variant, the comparison the paper's figure
-// makes. The one C++ file of dlscan; built only where CUB headers are found. Counts are
-// passed as int, as a CUB user would for the bench's sizes (up to 2^30 items).
+// cub.cu: CUB, the library dlscan measures itself against, as the benches call it:
+// cub::DeviceScan as a variant of bench.c (the comparison the paper's figure makes), and
+// cub::DeviceSelect, DeviceRunLengthEncode and DeviceReduce::ReduceByKey for
+// bench_compact.c. The one C++ file of dlscan; built only where CUB headers are found.
+// Scan counts are passed as int, as a CUB user would for the bench's sizes (up to 2^30).
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cub/version.cuh>
 #include <cuda/functional>
 #include <cuda/std/limits>
@@ -117,4 +122,40 @@ extern "C" const char *bench_cub_version(void)
     snprintf(version, sizeof version, "%d.%d.%d", CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
              CUB_SUBMINOR_VERSION);
     return version;
+}
+
+namespace {
+
+struct below_threshold {
+    int threshold;
+    __device__ bool operator()(int x) const { return x < threshold; }
+};
+
+} // namespace
+
+// The compaction calls of bench_compact.c, on int32 items (reduce-by-key: int32 keys and
+// float values, summed). kind: dl_compact_kind's numbers.
+extern "C" int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
+                                 const unsigned char *flags, const void *values, void *out,
+                                 void *out2, size_t *num, size_t n, int threshold,
+                                 cudaStream_t stream)
+{
+    const int *x = static_cast<const int *>(in);
+    int *y = static_cast<int *>(out);
+    switch (kind) {
+    case 0: return (int)cub::DeviceSelect::Flagged(temp, *temp_bytes, x, flags, y, num, (long long)n, stream);
+    case 1:
+        return (int)cub::DeviceSelect::If(temp, *temp_bytes, x, y, num, (long long)n,
+                                          below_threshold{threshold}, stream);
+    case 2: return (int)cub::DeviceSelect::Unique(temp, *temp_bytes, x, y, num, (long long)n, stream);
+    case 3:
+        return (int)cub::DeviceRunLengthEncode::Encode(temp, *temp_bytes, x, y,
+                                                       static_cast<size_t *>(out2), num, (int)n, stream);
+    case 4:
+        return (int)cub::DeviceReduce::ReduceByKey(temp, *temp_bytes, x, y,
+                                                   static_cast<const float *>(values),
+                                                   static_cast<float *>(out2), num,
+                                                   ::cuda::std::plus<>{}, (long long)n, stream);
+    }
+    return (int)cudaErrorInvalidValue;
 }

@@ -1,0 +1,374 @@
+/*
+ * compact_kernel.cu: stream compaction in one kernel launch, on the scan's descriptors and
+ * look-back: select_flagged, select_if, unique, run-length encode, reduce-by-key.
+ *
+ * One block of 256 threads per tile of 4096 items (tile from the ticket counter, as for
+ * the scan). Each tile:
+ *   1. stages its items through shared memory: coalesced loads in, then each thread takes
+ *      16 consecutive items (a padded layout keeps the banks apart);
+ *   2. flags what it keeps (the predicate, the flag byte, or "differs from the item
+ *      before": a run head) and folds each thread's contributions into one value V:
+ *        select, unique       V = count of kept items;
+ *        run-length encode    V = (heads, position of the last head), under (sum, max);
+ *        reduce-by-key        V = (heads, aggregate of the open run), the segmented op;
+ *   3. gets every thread's exclusive prefix of V over the whole input (tile.cuh: warp and
+ *      block scans, then the look-back of lookback.h); a kept item's output position is the
+ *      head count before it;
+ *   4. stages its outputs compacted in shared memory and stores them with coalesced writes.
+ *      Run lengths and run aggregates are only known when the next head is met, so each
+ *      head writes the previous run's; the tile holding item n-1 writes the last run's and
+ *      the count.
+ *
+ * In place (out == in) is safe: a tile writes only after every tile before it has
+ * published a descriptor, hence read its input, and items only move to lower indices. In
+ * place, an item already at its output index is not written again, so every write goes to a
+ * lower index; then the item before a tile, which unique, run-length and reduce-by-key read
+ * from global memory, is only ever written by that tile or a later one, after it was read.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "launch.h"
+#include "lookback.h"
+#include "ops.cuh"
+#include "tile.cuh"
+
+#define DL_COMPACT_THREADS 256
+#define DL_COMPACT_WARPS (DL_COMPACT_THREADS / 32)
+#define DL_COMPACT_ITEMS 16
+#define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
+#define DL_COMPACT_PADDED (DL_COMPACT_TILE + DL_COMPACT_TILE / DL_COMPACT_ITEMS)
+
+/* Shared-memory index of tile item i: one pad slot every 16 items, so that threads reading
+ * their 16 consecutive items fall in different banks. */
+__device__ __forceinline__ int dl_padded(int i) { return i + i / DL_COMPACT_ITEMS; }
+
+/* ---------------------------------------------------------------- carried values */
+
+/* Run-length encoding: heads so far and the position of the last one. */
+struct dl_runs {
+    unsigned long long heads;
+    unsigned long long last_head;
+};
+struct dl_runs_op {
+    __device__ static dl_runs identity() { return dl_runs{0, 0}; }
+    __device__ dl_runs operator()(dl_runs a, dl_runs b) const
+    {
+        return dl_runs{a.heads + b.heads, a.last_head > b.last_head ? a.last_head : b.last_head};
+    }
+};
+
+/* Reduce-by-key: heads so far and the aggregate of the run still open. */
+template <typename Y> struct dl_segment {
+    unsigned long long heads;
+    Y value;
+};
+template <typename Y, typename YOp> struct dl_segmented {
+    __device__ static dl_segment<Y> identity() { return dl_segment<Y>{0, YOp::identity()}; }
+    __device__ dl_segment<Y> operator()(dl_segment<Y> a, dl_segment<Y> b) const
+    {
+        return dl_segment<Y>{a.heads + b.heads, b.heads ? b.value : YOp()(a.value, b.value)};
+    }
+};
+template <> struct dl_fold_order_matters<dl_segment<float>, dl_segmented<float, dl_sum<float>>> {
+    static constexpr bool value = true;
+};
+template <> struct dl_fold_order_matters<dl_segment<double>, dl_segmented<double, dl_sum<double>>> {
+    static constexpr bool value = true;
+};
+
+/* For each kind: the carried value V, its operator, an item's contribution (kept or not,
+ * its position, its value) and, for the run kinds, what closes a run (its length, its
+ * aggregate). */
+template <int KIND, typename Y, typename YOp> struct dl_compact_value {
+    using type = unsigned long long;
+    using op = dl_sum<unsigned long long>;
+    using closed = unsigned long long;
+    __device__ static type contribution(bool kept, uint64_t, Y) { return kept ? 1ull : 0ull; }
+};
+template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_RUN_LENGTH, Y, YOp> {
+    using type = dl_runs;
+    using op = dl_runs_op;
+    using closed = unsigned long long;
+    __device__ static type contribution(bool head, uint64_t position, Y)
+    {
+        return type{head ? 1ull : 0ull, head ? position : 0ull};
+    }
+};
+template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_REDUCE_BY_KEY, Y, YOp> {
+    using type = dl_segment<Y>;
+    using op = dl_segmented<Y, YOp>;
+    using closed = Y;
+    __device__ static type contribution(bool head, uint64_t, Y value)
+    {
+        return type{head ? 1ull : 0ull, value};
+    }
+};
+
+/* ---------------------------------------------------------------- staging */
+
+/* The tile's items of `in` (from base on, count of them) into shared memory, coalesced. */
+template <typename X>
+__device__ __forceinline__ void dl_stage_in(X *stage, const X *in, uint64_t base, int count)
+{
+#pragma unroll
+    for (int k = 0; k < DL_COMPACT_ITEMS; ++k) {
+        const int i = k * DL_COMPACT_THREADS + (int)threadIdx.x;
+        if (i < count)
+            stage[dl_padded(i)] = in[base + i];
+    }
+}
+
+/* This thread's 16 consecutive items from shared memory. */
+template <typename X>
+__device__ __forceinline__ void dl_take_items(X (&items)[DL_COMPACT_ITEMS], const X *stage)
+{
+#pragma unroll
+    for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+        items[j] = stage[dl_padded((int)threadIdx.x * DL_COMPACT_ITEMS + j)];
+}
+
+/* count outputs staged at local indices first..count-1 go to out[start + i]. */
+template <typename X>
+__device__ __forceinline__ void dl_store_staged(X *out, unsigned long long start, const X *stage,
+                                                int first, int count)
+{
+    for (int i = first + (int)threadIdx.x; i < count; i += DL_COMPACT_THREADS)
+        out[start + i] = stage[dl_padded(i)];
+}
+
+template <typename X> __device__ __forceinline__ bool dl_keeps(X x, int predicate, X operand)
+{
+    switch (predicate) {
+    case DLSCAN_LESS: return x < operand;
+    case DLSCAN_LESS_EQUAL: return x <= operand;
+    case DLSCAN_GREATER: return x > operand;
+    case DLSCAN_GREATER_EQUAL: return x >= operand;
+    case DLSCAN_EQUAL: return x == operand;
+    case DLSCAN_NOT_EQUAL: return x != operand;
+    default: return x != X(0);
+    }
+}
+
+/* ---------------------------------------------------------------- the kernel */
+
+/* KIND: dl_compact_kind. X: the items' (keys') type; for the calls that only move or compare
+ * items, an unsigned type of their size. Y, YOp: reduce-by-key's values and operator. */
+template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl_compact_params p)
+{
+    using Kind = dl_compact_value<KIND, Y, YOp>;
+    using V = typename Kind::type;
+    using VOp = typename Kind::op;
+    __shared__ dl_tile_shared<V, DL_COMPACT_WARPS, LEFT_FOLD> sh;
+    __shared__ unsigned long long stage_words[DL_COMPACT_PADDED]; /* 8 bytes per slot */
+    __shared__ V tile_end;
+    __shared__ unsigned short origin[DL_COMPACT_TILE]; /* run kinds: a run item's tile index */
+    X *stage = reinterpret_cast<X *>(stage_words);
+    const int t = (int)threadIdx.x;
+
+    uint32_t tile, epoch;
+    dl_tile_take(p.control, sh, &tile, &epoch);
+    const uint64_t base = (uint64_t)tile * DL_COMPACT_TILE;
+    const int count = p.n - base < DL_COMPACT_TILE ? (int)(p.n - base) : DL_COMPACT_TILE;
+    const uint32_t tiles = (uint32_t)((p.n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE);
+    const int first = t * DL_COMPACT_ITEMS; /* tile index of this thread's first item */
+    const X *in = static_cast<const X *>(p.in);
+
+    /* 1. Items (keys) into registers, and the item before this thread's first. */
+    X item[DL_COMPACT_ITEMS];
+    dl_stage_in(stage, in, base, count);
+    __syncthreads();
+    dl_take_items(item, stage);
+    X before = item[0];
+    if (KIND == DL_COMPACT_UNIQUE || KIND == DL_COMPACT_RUN_LENGTH || KIND == DL_COMPACT_REDUCE_BY_KEY) {
+        if (t > 0 && first - 1 < count)
+            before = stage[dl_padded(first - 1)];
+        else if (t == 0 && tile > 0)
+            before = in[base - 1];
+    }
+    __syncthreads();
+
+    /* 2. What this thread keeps (bit j: item j), and reduce-by-key's values. */
+    uint32_t keep = 0;
+    Y value[KIND == DL_COMPACT_REDUCE_BY_KEY ? DL_COMPACT_ITEMS : 1] = {};
+    if constexpr (KIND == DL_COMPACT_SELECT_FLAGGED) {
+        unsigned char *flag_stage = reinterpret_cast<unsigned char *>(stage_words);
+        dl_stage_in(flag_stage, p.flags, base, count);
+        __syncthreads();
+        unsigned char flag[DL_COMPACT_ITEMS];
+        dl_take_items(flag, flag_stage);
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+            keep |= (uint32_t)(first + j < count && flag[j] != 0) << j;
+    } else if constexpr (KIND == DL_COMPACT_SELECT_IF) {
+        X operand;
+        memcpy(&operand, &p.operand_bits, sizeof operand);
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+            keep |= (uint32_t)(first + j < count && dl_keeps(item[j], p.predicate, operand)) << j;
+    } else {
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j) {
+            /* X is an unsigned type of the items' size here: == compares bits. */
+            const bool head = base + first + j == 0 || item[j] != (j ? item[j - 1] : before);
+            keep |= (uint32_t)(first + j < count && head) << j;
+        }
+    }
+    if constexpr (KIND == DL_COMPACT_REDUCE_BY_KEY) {
+        Y *value_stage = reinterpret_cast<Y *>(stage_words);
+        dl_stage_in(value_stage, static_cast<const Y *>(p.values_in), base, count);
+        __syncthreads();
+        dl_take_items(value, value_stage);
+    }
+
+#define DL_CONTRIBUTION(j)                                                                        \
+    Kind::contribution(keep >> (j) & 1, base + first + (j),                                       \
+                       value[KIND == DL_COMPACT_REDUCE_BY_KEY ? (j) : 0])
+
+    /* 3. Every thread's exclusive prefix over the whole input. */
+    V mine = VOp::identity();
+#pragma unroll
+    for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+        if (first + j < count)
+            mine = VOp()(mine, DL_CONTRIBUTION(j));
+    const V sums[1] = {mine};
+    V prefixes[1];
+    dl_tile_prefixes<V, VOp, LEFT_FOLD, 1, DL_COMPACT_WARPS, false>(
+        sh, sums, prefixes, tile, epoch, VOp::identity(), p.descriptors,
+        p.count_stats ? p.control->stats : nullptr, VOp::identity(), p.test_delay_ns);
+    if (t == DL_COMPACT_THREADS - 1)
+        tile_end = VOp()(prefixes[0], mine);
+    const V tile_start = sh.tile_prefix;
+    __syncthreads();
+    const V end = tile_end;
+    const bool last_tile = tile == tiles - 1;
+
+    /* 4. Outputs. */
+    if constexpr (KIND == DL_COMPACT_SELECT_FLAGGED || KIND == DL_COMPACT_SELECT_IF ||
+                  KIND == DL_COMPACT_UNIQUE) {
+        unsigned long long position = prefixes[0];
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+            if (keep >> j & 1)
+                stage[dl_padded((int)(position++ - tile_start))] = item[j];
+        __syncthreads();
+        dl_store_staged(static_cast<X *>(p.out), tile_start, stage, 0, (int)(end - tile_start));
+        if (last_tile && t == 0)
+            *p.num_out = (size_t)end;
+    } else {
+        /* Run items (keys), at local index heads - heads before the tile. */
+        const unsigned long long k0 = tile_start.heads;
+        const int heads_here = (int)(end.heads - k0);
+        unsigned long long k = prefixes[0].heads;
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
+            if (keep >> j & 1) {
+                origin[k - k0] = (unsigned short)(first + j);
+                stage[dl_padded((int)(k++ - k0))] = item[j];
+            }
+        __syncthreads();
+        const bool in_place = p.out == p.in;
+        X *run_items = static_cast<X *>(p.out);
+        for (int i = t; i < heads_here; i += DL_COMPACT_THREADS)
+            if (!in_place || k0 + i != base + origin[i]) /* in place: already there */
+                run_items[k0 + i] = stage[dl_padded(i)];
+        __syncthreads();
+        /* Each head closes the run before it: its length, or its aggregate, goes to local
+         * index (heads before it) - k0 + 1 - 1, i.e. for run k - 1 at local k - k0. */
+        using R = typename Kind::closed;
+        R *closing = reinterpret_cast<R *>(stage_words);
+        V running = prefixes[0];
+#pragma unroll
+        for (int j = 0; j < DL_COMPACT_ITEMS; ++j) {
+            if (first + j >= count)
+                break;
+            if ((keep >> j & 1) && running.heads > 0) {
+                R closed;
+                if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
+                    closed = base + first + j - running.last_head;
+                else
+                    closed = running.value;
+                closing[dl_padded((int)(running.heads - k0))] = closed;
+            }
+            running = VOp()(running, DL_CONTRIBUTION(j));
+        }
+        __syncthreads();
+        /* Local index i closes run k0 - 1 + i; tile 0's first head closes none. */
+        dl_store_staged(static_cast<R *>(p.out2), k0 - 1, closing, k0 == 0 ? 1 : 0, heads_here);
+        if (last_tile && t == 0) {
+            R closed;
+            if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
+                closed = p.n - end.last_head;
+            else
+                closed = end.value;
+            static_cast<R *>(p.out2)[end.heads - 1] = closed;
+            *p.num_out = (size_t)end.heads;
+        }
+    }
+
+    dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+#undef DL_CONTRIBUTION
+}
+
+/* ---------------------------------------------------------------- launcher */
+
+template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
+static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
+{
+    const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
+    dl_compact_kernel<KIND, X, Y, YOp, LEFT_FOLD><<<(unsigned)tiles, DL_COMPACT_THREADS, 0, stream>>>(*p);
+    return (int)cudaGetLastError();
+}
+
+/* Calls that move and compare items by their bits: one instantiation per item size. */
+template <int KIND> static int dl_compact_by_size(const dl_compact_params *p, dlscan_type type,
+                                                 cudaStream_t stream)
+{
+    if (type == DLSCAN_INT32 || type == DLSCAN_UINT32 || type == DLSCAN_FLOAT32)
+        return dl_compact_run<KIND, uint32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+    return dl_compact_run<KIND, uint64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+}
+
+/* Reduce-by-key over values Y with YOp, for keys of either size. */
+struct dl_reduce_by_key_launcher {
+    template <typename Y, typename YOp>
+    static int run(const dl_compact_params *p, dlscan_type key_type, int left_fold, cudaStream_t stream)
+    {
+        constexpr bool fold_matters = dl_fold_order_matters<dl_segment<Y>, dl_segmented<Y, YOp>>::value;
+        const bool fold = left_fold && fold_matters;
+        const bool narrow = key_type == DLSCAN_INT32 || key_type == DLSCAN_UINT32 || key_type == DLSCAN_FLOAT32;
+        if (narrow)
+            return fold ? dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint32_t, Y, YOp, fold_matters>(p, stream)
+                        : dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint32_t, Y, YOp, false>(p, stream);
+        return fold ? dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint64_t, Y, YOp, fold_matters>(p, stream)
+                    : dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint64_t, Y, YOp, false>(p, stream);
+    }
+};
+
+extern "C" int dl_gpu_compact_launch(const dl_compact_params *p, dlscan_type type,
+                                     dlscan_type value_type, dlscan_op op, int left_fold,
+                                     cudaStream_t stream)
+{
+    switch (p->kind) {
+    case DL_COMPACT_SELECT_FLAGGED: return dl_compact_by_size<DL_COMPACT_SELECT_FLAGGED>(p, type, stream);
+    case DL_COMPACT_UNIQUE: return dl_compact_by_size<DL_COMPACT_UNIQUE>(p, type, stream);
+    case DL_COMPACT_RUN_LENGTH: return dl_compact_by_size<DL_COMPACT_RUN_LENGTH>(p, type, stream);
+    case DL_COMPACT_SELECT_IF:
+        switch (type) {
+        case DLSCAN_INT32: return dl_compact_run<DL_COMPACT_SELECT_IF, int32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        case DLSCAN_UINT32: return dl_compact_run<DL_COMPACT_SELECT_IF, uint32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        case DLSCAN_INT64: return dl_compact_run<DL_COMPACT_SELECT_IF, int64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        case DLSCAN_UINT64: return dl_compact_run<DL_COMPACT_SELECT_IF, uint64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        case DLSCAN_FLOAT32: return dl_compact_run<DL_COMPACT_SELECT_IF, float, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        case DLSCAN_FLOAT64: return dl_compact_run<DL_COMPACT_SELECT_IF, double, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+        default: return (int)cudaErrorInvalidValue;
+        }
+    case DL_COMPACT_REDUCE_BY_KEY:
+        return dl_dispatch<dl_reduce_by_key_launcher>(value_type, op, p, type, left_fold, stream);
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+
+extern "C" size_t dl_gpu_compact_tile_items(void) { return DL_COMPACT_TILE; }

@@ -1,0 +1,68 @@
+/*
+ * cpu_backend.h: what the CPU backend's files share: one call (a job) as its worker threads
+ * see it, and the protocol step every kind of tile takes (publish the aggregate, look back,
+ * publish the inclusive prefix). cpu_backend.c runs the workers and the scan's tiles;
+ * cpu_compact.c the compaction's.
+ */
+#ifndef DLSCAN_CPU_BACKEND_H
+#define DLSCAN_CPU_BACKEND_H
+
+#include <pthread.h>
+
+#include "cpu_ops.h"
+#include "internal.h"
+
+#define DL_CPU_TILE_ITEMS 8192
+
+typedef struct dl_cpu_job dl_cpu_job;
+
+typedef struct dl_cpu_worker {
+    dl_cpu_job *job;
+    uint32_t random; /* for test delays */
+    pthread_t thread;
+    int started;
+    void *scratch;   /* a tile's input, copied (compaction): 2 x DL_CPU_TILE_ITEMS x 8 bytes */
+} dl_cpu_worker;
+
+/* A tile's work: everything from its items to its outputs, protocol included. */
+typedef void (*dl_cpu_tile_fn)(dl_cpu_worker *w, uint32_t tile);
+
+/* One call, as its workers see it. */
+struct dl_cpu_job {
+    struct dl_cpu_state *state;
+    dl_cpu_tile_fn work_tile;
+    const dl_cpu_ops *ops;    /* the scan's, or reduce-by-key's values' */
+    const char *in;           /* items (keys) */
+    const char *in2;          /* flags or values (compaction) */
+    char *out;
+    char *out2;               /* run lengths or run values (compaction) */
+    size_t *num_out;          /* the count (compaction) */
+    size_t n;
+    size_t item_size;
+    size_t value_size;        /* reduce-by-key */
+    dlscan_type type;
+    int kind;                 /* dl_compact_kind (compaction) */
+    int predicate;            /* select_if */
+    uint64_t operand_bits;    /* select_if */
+    uint32_t tiles;
+    uint32_t ticket_base;
+    uint32_t workers;         /* fixed before `go` opens: helpers that failed to start don't count */
+    _Atomic int go;           /* workers wait for it, so the ticket count is known before any draw */
+    dl_bits seed;
+    int exclusive;
+    long long delay_us;
+    dl_cpu_lookback_ctx lookback;
+};
+
+/* Runs the job on the calling thread and the handle's helper threads; returns when every
+ * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here. */
+void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job);
+
+/* Steps 2-4 of the protocol (lookback.h) for `tile` with `aggregate`: publish A (tile 0:
+ * P), look back, publish P. Returns the tile's exclusive prefix (tile 0: the seed). */
+dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate);
+
+/* Compaction on a CPU handle (cpu_compact.c). */
+dlscan_status dl_cpu_compact(dlscan_handle_t h, const dl_compact_request *r);
+
+#endif /* DLSCAN_CPU_BACKEND_H */

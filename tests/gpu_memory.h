@@ -1,0 +1,27 @@
+/*
+ * gpu_memory.h: device memory for the shared checks (scan_check.h's test_memory), used by
+ * the Criterion gpu suite (test_gpu.c) and the sanitizer driver (sanitize_gpu.c). Copies
+ * and fills are ordered on the memory's stream and complete when they return.
+ */
+#ifndef DLSCAN_GPU_MEMORY_H
+#define DLSCAN_GPU_MEMORY_H
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "scan_check.h"
+
+#define CUDA_OK(call)                                                                             \
+    do {                                                                                          \
+        const cudaError_t cuda_ok_error = (call);                                                 \
+        CHECK(cuda_ok_error == cudaSuccess, "%s: %s", #call, cudaGetErrorString(cuda_ok_error));  \
+    } while (0)
+
+/* Memory functions working on `stream`; set m.context = &m before use (WITH_MEMORY). */
+test_memory gpu_memory_on(cudaStream_t stream);
+
+#define WITH_MEMORY(m, stream)                                                                    \
+    test_memory m = gpu_memory_on(stream);                                                        \
+    m.context = &m
+
+#endif /* DLSCAN_GPU_MEMORY_H */

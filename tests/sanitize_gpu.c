@@ -1,0 +1,66 @@
+/*
+ * sanitize_gpu.c: the gpu suite's kernel coverage as one plain program, for
+ * compute-sanitizer (memcheck, racecheck; tools/gpu-check's sanitizer step). Criterion runs
+ * each test in a sandboxed child process that the sanitizer does not follow, so this drives
+ * the same shared checks (scan_check.c, compact_check.c) in a single process: every type
+ * and operator through both scan kernels, every compaction call, bad input. Sizes up to
+ * DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
+ */
+#include <stdio.h>
+
+#include "compact_check.h"
+#include "gpu_memory.h"
+#include "scan_check.h"
+
+int test_expect_failures;
+
+int main(void)
+{
+    dlscan_handle_t h = NULL;
+    const dlscan_status created = dlscan_create(&h);
+    if (created == DLSCAN_ERROR_NO_DEVICE) {
+        printf("1..0 # SKIP no CUDA device here\n");
+        return 0;
+    }
+    CHECK(created == DLSCAN_SUCCESS, "%s", dlscan_status_string(created));
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    WITH_MEMORY(m, stream);
+    uint64_t rng = test_seed();
+    const size_t max_n = test_max_n(1u << 18);
+    static const char *const names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
+    int step = 0;
+    printf("TAP version 13\n1..%d\n", 6 * 3 + 2);
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
+        for (int persistent = 1; persistent >= 0; --persistent) {
+            const int before = test_expect_failures;
+            CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
+            scan_check_type(h, &m, (dlscan_type)type, max_n, &rng);
+            printf("%s %d - scan %s, %s kernel\n", test_expect_failures == before ? "ok" : "not ok",
+                   ++step, names[type], persistent ? "persistent" : "one-block-per-tile");
+            fflush(stdout);
+        }
+        const int before = test_expect_failures;
+        compact_check_type(h, &m, (dlscan_type)type, max_n, &rng);
+        printf("%s %d - compaction %s\n", test_expect_failures == before ? "ok" : "not ok", ++step,
+               names[type]);
+        fflush(stdout);
+    }
+    /* Pauses inside tiles: look-backs fold long windows (reduce-by-key's operator does not
+     * commute). */
+    {
+        const int before = test_expect_failures;
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 10) == DLSCAN_SUCCESS, "option");
+        compact_check_type(h, &m, DLSCAN_INT32, max_n, &rng);
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
+        printf("%s %d - compaction with pauses in tiles\n", test_expect_failures == before ? "ok" : "not ok",
+               ++step);
+    }
+    const int before = test_expect_failures;
+    scan_check_bad_input(h, &m, NULL);
+    compact_check_bad_input(h, &m, NULL);
+    printf("%s %d - bad input\n", test_expect_failures == before ? "ok" : "not ok", ++step);
+    CUDA_OK(cudaStreamDestroy(stream));
+    dlscan_destroy(h);
+    return test_expect_failures ? 1 : 0;
+}

@@ -1,0 +1,835 @@
+/*
+ * test_cli.c: the `dlscan` command (tools/dlscan.c), run as a program, in the `host`
+ * suite: round trips through files (every type, binary and text, inclusive and exclusive,
+ * every operator, in small chunks so that the carry crosses chunk edges, --init, standard
+ * input and output, in place) and every error case: the exit status, the one line on
+ * stderr, and no output file (nor temporary file) left behind.
+ *
+ * Scans run with --backend cpu, so no GPU is needed. DLSCAN_CLI names the program
+ * (tests/meson.build sets it). Float inputs are small integers, so every sum is exact and
+ * outputs are compared bit for bit with the reference below.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dlscan.h"
+
+/* ---------------------------------------------------------------- the work directory */
+
+static char work_dir[256];
+
+static void make_work_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(work_dir, sizeof work_dir, "%s/dlscan-cli-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    cr_assert(mkdtemp(work_dir), "mkdtemp: %s", strerror(errno));
+    signal(SIGPIPE, SIG_IGN); /* writes to a command that stopped reading return EPIPE */
+}
+
+static void remove_work_dir(void)
+{
+    DIR *dir = opendir(work_dir);
+    if (!dir)
+        return;
+    char path[512];
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", work_dir, e->d_name);
+        if (rmdir(path) != 0)
+            unlink(path);
+    }
+    closedir(dir);
+    rmdir(work_dir);
+}
+
+TestSuite(cli, .init = make_work_dir, .fini = remove_work_dir, .timeout = 120);
+
+/* A path in the work directory. Four rotating buffers, so a call can take several. */
+static const char *in_work(const char *name)
+{
+    static char paths[4][512];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, 512, "%s/%s", work_dir, name);
+    return p;
+}
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    fclose(f);
+}
+
+/* The whole file, NUL-terminated; *size without the NUL. NULL if it cannot be read. */
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t capacity = 4096, used = 0, got;
+    char *data = malloc(capacity + 1);
+    while ((got = fread(data + used, 1, capacity - used, f)) > 0) {
+        used += got;
+        if (used == capacity)
+            data = realloc(data, (capacity *= 2) + 1);
+    }
+    fclose(f);
+    data[used] = '\0';
+    if (size)
+        *size = used;
+    return data;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Temporary files of the command that are still in the work directory. */
+static int leftover_temporary_files(void)
+{
+    DIR *dir = opendir(work_dir);
+    int count = 0;
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        count += strstr(e->d_name, ".dlscan-") != NULL;
+    if (dir)
+        closedir(dir);
+    return count;
+}
+
+/* ---------------------------------------------------------------- running the command */
+
+typedef struct cli_run {
+    int status;      /* exit status; -1 if it did not exit */
+    char *out;       /* standard output */
+    size_t out_size;
+    char *err;       /* standard error */
+} cli_run;
+
+static void cli_run_free(cli_run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Runs `dlscan args...` (args ends with NULL) with `input` (or nothing) on stdin, through
+ * a pipe, so that its size is unknown to the command. */
+static cli_run run_cli_with_input(const void *input, size_t input_size, const char *const *args)
+{
+    const char *cli = getenv("DLSCAN_CLI");
+    cr_assert(cli, "DLSCAN_CLI is not set (tests/meson.build sets it to the dlscan program)");
+    const char *argv[64] = {cli};
+    int argc = 1;
+    while (args[argc - 1] && argc < 63)
+        argv[argc] = args[argc - 1], ++argc;
+    argv[argc] = NULL;
+
+    const char *out_path = in_work("stdout"), *err_path = in_work("stderr");
+    int to_child[2];
+    cr_assert(pipe(to_child) == 0);
+    const pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(to_child[0], STDIN_FILENO);
+        close(to_child[0]);
+        close(to_child[1]);
+        const int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(out, STDOUT_FILENO);
+        dup2(err, STDERR_FILENO);
+        execv(cli, (char *const *)argv);
+        _exit(127);
+    }
+    close(to_child[0]);
+    for (size_t done = 0; input && done < input_size;) {
+        const ssize_t wrote = write(to_child[1], (const char *)input + done, input_size - done);
+        if (wrote <= 0)
+            break; /* the command stopped reading */
+        done += (size_t)wrote;
+    }
+    close(to_child[1]);
+    int wait_status;
+    cr_assert(waitpid(pid, &wait_status, 0) == pid);
+    cli_run r = {WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1, NULL, 0, NULL};
+    r.out = read_file(out_path, &r.out_size);
+    r.err = read_file(err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    cr_assert(r.out && r.err);
+    return r;
+}
+
+#define RUN_CLI(...) run_cli_with_input(NULL, 0, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_CLI_WITH_INPUT(data, size, ...)                                                       \
+    run_cli_with_input(data, size, (const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_success(const cli_run *r)
+{
+    cr_assert_eq(r->status, 0, "exit status %d; stderr: %s", r->status, r->err);
+}
+
+/* Exit status `status`, and stderr is one line "dlscan: ..." that contains `needle`. */
+static void expect_error(const cli_run *r, int status, const char *needle)
+{
+    cr_assert_eq(r->status, status, "exit status %d, expected %d; stderr: %s", r->status, status,
+                 r->err);
+    cr_assert(strncmp(r->err, "dlscan: ", 8) == 0, "stderr does not start with 'dlscan: ': %s",
+              r->err);
+    const char *newline = strchr(r->err, '\n');
+    cr_assert(newline && newline[1] == '\0', "stderr is not one line: %s", r->err);
+    cr_assert(strstr(r->err, needle), "stderr does not say '%s': %s", needle, r->err);
+    cr_assert_eq(leftover_temporary_files(), 0, "a temporary file was left behind");
+}
+
+/* ---------------------------------------------------------------- values and the reference */
+
+typedef struct type_case {
+    const char *name;
+    dlscan_type type;
+    size_t size;
+} type_case;
+
+static const type_case every_type[] = {
+    {"int32", DLSCAN_INT32, 4},     {"uint32", DLSCAN_UINT32, 4},   {"int64", DLSCAN_INT64, 8},
+    {"uint64", DLSCAN_UINT64, 8},   {"float32", DLSCAN_FLOAT32, 4}, {"float64", DLSCAN_FLOAT64, 8},
+};
+static const char *const op_names[] = {"sum", "min", "max"};
+
+typedef union value {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+} value;
+
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Integers: all bits random (sums wrap around); floats: integers in [-100, 100]. */
+static value random_value(dlscan_type type, uint64_t *rng)
+{
+    const uint64_t r = next_random(rng);
+    value v;
+    memset(&v, 0, sizeof v);
+    switch (type) {
+    case DLSCAN_INT32:
+    case DLSCAN_UINT32: v.u32 = (uint32_t)r; break;
+    case DLSCAN_INT64:
+    case DLSCAN_UINT64: v.u64 = r; break;
+    case DLSCAN_FLOAT32: v.f32 = (float)((int)(r % 201) - 100); break;
+    case DLSCAN_FLOAT64: v.f64 = (double)((int)(r % 201) - 100); break;
+    }
+    return v;
+}
+
+static value identity(dlscan_type type, dlscan_op op)
+{
+    value v;
+    memset(&v, 0, sizeof v);
+    if (op == DLSCAN_SUM)
+        return v;
+    const int max = op == DLSCAN_MAX;
+    switch (type) {
+    case DLSCAN_INT32: v.i32 = max ? INT32_MIN : INT32_MAX; break;
+    case DLSCAN_UINT32: v.u32 = max ? 0 : UINT32_MAX; break;
+    case DLSCAN_INT64: v.i64 = max ? INT64_MIN : INT64_MAX; break;
+    case DLSCAN_UINT64: v.u64 = max ? 0 : UINT64_MAX; break;
+    case DLSCAN_FLOAT32: v.f32 = max ? -HUGE_VALF : HUGE_VALF; break;
+    case DLSCAN_FLOAT64: v.f64 = max ? -HUGE_VAL : HUGE_VAL; break;
+    }
+    return v;
+}
+
+#define PICK(a, b) (op == DLSCAN_MIN ? ((b) < (a) ? (b) : (a)) : ((a) < (b) ? (b) : (a)))
+
+static value apply(dlscan_type type, dlscan_op op, value a, value b)
+{
+    value r;
+    memset(&r, 0, sizeof r);
+    switch (type) {
+    case DLSCAN_INT32: r.i32 = op == DLSCAN_SUM ? (int32_t)(a.u32 + b.u32) : PICK(a.i32, b.i32); break;
+    case DLSCAN_UINT32: r.u32 = op == DLSCAN_SUM ? a.u32 + b.u32 : PICK(a.u32, b.u32); break;
+    case DLSCAN_INT64: r.i64 = op == DLSCAN_SUM ? (int64_t)(a.u64 + b.u64) : PICK(a.i64, b.i64); break;
+    case DLSCAN_UINT64: r.u64 = op == DLSCAN_SUM ? a.u64 + b.u64 : PICK(a.u64, b.u64); break;
+    case DLSCAN_FLOAT32: r.f32 = op == DLSCAN_SUM ? a.f32 + b.f32 : PICK(a.f32, b.f32); break;
+    case DLSCAN_FLOAT64: r.f64 = op == DLSCAN_SUM ? a.f64 + b.f64 : PICK(a.f64, b.f64); break;
+    }
+    return r;
+}
+
+/* The sequential scan, as the command documents it; init NULL: the identity. */
+static void reference_scan(const type_case *t, dlscan_op op, int exclusive, const value *init,
+                           const value *in, value *out, size_t n)
+{
+    value acc = init ? *init : identity(t->type, op);
+    for (size_t i = 0; i < n; ++i) {
+        if (exclusive)
+            out[i] = acc;
+        acc = i == 0 && !init && !exclusive ? in[0] : apply(t->type, op, acc, in[i]);
+        if (!exclusive)
+            out[i] = acc;
+    }
+}
+
+/* Values as a binary file's bytes. */
+static char *to_binary(const type_case *t, const value *values, size_t n)
+{
+    char *bytes = malloc(n * t->size + 1);
+    for (size_t i = 0; i < n; ++i)
+        memcpy(bytes + i * t->size, &values[i], t->size);
+    return bytes;
+}
+
+static void format_value(const type_case *t, value v, char *text, size_t size)
+{
+    switch (t->type) {
+    case DLSCAN_INT32: snprintf(text, size, "%" PRId32, v.i32); break;
+    case DLSCAN_UINT32: snprintf(text, size, "%" PRIu32, v.u32); break;
+    case DLSCAN_INT64: snprintf(text, size, "%" PRId64, v.i64); break;
+    case DLSCAN_UINT64: snprintf(text, size, "%" PRIu64, v.u64); break;
+    case DLSCAN_FLOAT32: snprintf(text, size, "%.9g", (double)v.f32); break;
+    case DLSCAN_FLOAT64: snprintf(text, size, "%.17g", v.f64); break;
+    }
+}
+
+/* Values as a text file: one number per line. */
+static char *to_text(const type_case *t, const value *values, size_t n, size_t *size)
+{
+    char *text = malloc(n * 32 + 1);
+    size_t used = 0;
+    for (size_t i = 0; i < n; ++i) {
+        format_value(t, values[i], text + used, 32);
+        used += strlen(text + used);
+        text[used++] = '\n';
+    }
+    text[used] = '\0';
+    *size = used;
+    return text;
+}
+
+/* Checks that `got` (a binary or text output) holds exactly the n values `expected`. */
+static void expect_values(const type_case *t, int text, const char *got, size_t got_size,
+                          const value *expected, size_t n, const char *what)
+{
+    if (!text) {
+        cr_assert_eq(got_size, n * t->size, "%s: %zu bytes, expected %zu", what, got_size,
+                     n * t->size);
+        for (size_t i = 0; i < n; ++i)
+            cr_assert(memcmp(got + i * t->size, &expected[i], t->size) == 0,
+                      "%s: item %zu of %zu differs", what, i, n);
+        return;
+    }
+    const char *line = got;
+    for (size_t i = 0; i < n; ++i) {
+        cr_assert(line < got + got_size, "%s: %zu lines, expected %zu", what, i, n);
+        char *end;
+        value v;
+        memset(&v, 0, sizeof v);
+        switch (t->type) {
+        case DLSCAN_INT32: v.i32 = (int32_t)strtol(line, &end, 10); break;
+        case DLSCAN_UINT32: v.u32 = (uint32_t)strtoul(line, &end, 10); break;
+        case DLSCAN_INT64: v.i64 = strtoll(line, &end, 10); break;
+        case DLSCAN_UINT64: v.u64 = strtoull(line, &end, 10); break;
+        case DLSCAN_FLOAT32: v.f32 = strtof(line, &end); break;
+        case DLSCAN_FLOAT64: v.f64 = strtod(line, &end); break;
+        }
+        char want[32];
+        format_value(t, expected[i], want, sizeof want);
+        cr_assert(*end == '\n' && memcmp(&v, &expected[i], t->size) == 0,
+                  "%s: line %zu is '%.*s', expected %s", what, i + 1, (int)strcspn(line, "\n"),
+                  line, want);
+        line = end + 1;
+    }
+    cr_assert_eq(line, got + got_size, "%s: more than %zu lines", what, n);
+}
+
+/* ---------------------------------------------------------------- round trips */
+
+/* Parameters are indices into every_type: Criterion copies them into its worker process,
+ * where pointers would not hold. */
+ParameterizedTestParameters(cli, round_trip_every_operator_format_and_chunking)
+{
+    static int type_indices[] = {0, 1, 2, 3, 4, 5};
+    return cr_make_param_array(int, type_indices, sizeof type_indices / sizeof type_indices[0]);
+}
+
+/* 1000 items; chunks of 7 items leave a short last chunk, chunks of 1000 make one. */
+ParameterizedTest(int *type_index, cli, round_trip_every_operator_format_and_chunking)
+{
+    const type_case *t = &every_type[*type_index];
+    const size_t n = 1000;
+    uint64_t rng = 0x5eed + (uint64_t)t->type;
+    value in[1000], expected[1000];
+    for (size_t i = 0; i < n; ++i)
+        in[i] = random_value(t->type, &rng);
+    size_t text_size;
+    char *binary = to_binary(t, in, n), *text = to_text(t, in, n, &text_size);
+    write_file(in_work("in.bin"), binary, n * t->size);
+    write_file(in_work("in.txt"), text, text_size);
+    for (int text_format = 0; text_format < 2; ++text_format)
+        for (int exclusive = 0; exclusive < 2; ++exclusive)
+            for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op)
+                for (int chunked = 0; chunked < 2; ++chunked) {
+                    const char *out = in_work("out");
+                    cli_run r = RUN_CLI("scan", "--type", t->name, "--op", op_names[op],
+                                        exclusive ? "--exclusive" : "--threads=2", "--backend",
+                                        "cpu", "--format", text_format ? "text" : "binary",
+                                        "--chunk-items", chunked ? "7" : "1000",
+                                        in_work(text_format ? "in.txt" : "in.bin"), out);
+                    char what[128];
+                    snprintf(what, sizeof what, "%s %s %s, %s, %s", t->name,
+                             exclusive ? "exclusive" : "inclusive", op_names[op],
+                             text_format ? "text" : "binary", chunked ? "chunks of 7" : "one chunk");
+                    cr_assert_eq(r.status, 0, "%s: exit status %d: %s", what, r.status, r.err);
+                    cr_assert_str_eq(r.err, "", "%s: stderr: %s", what, r.err);
+                    reference_scan(t, (dlscan_op)op, exclusive, NULL, in, expected, n);
+                    size_t size;
+                    char *got = read_file(out, &size);
+                    cr_assert(got, "%s: no output file", what);
+                    expect_values(t, text_format, got, size, expected, n, what);
+                    free(got);
+                    cli_run_free(&r);
+                    unlink(out);
+                }
+    free(binary);
+    free(text);
+}
+
+/* --init is folded in front of the first item, in every chunk's carry. */
+Test(cli, init_is_folded_in_front_of_every_chunk)
+{
+    static const type_case *const types[] = {&every_type[2], &every_type[5], &every_type[1]};
+    for (size_t k = 0; k < 3; ++k) {
+        const type_case *t = types[k];
+        const size_t n = 100;
+        uint64_t rng = 77 + k;
+        value in[100], expected[100], init;
+        for (size_t i = 0; i < n; ++i)
+            in[i] = random_value(t->type, &rng);
+        char *binary = to_binary(t, in, n), init_text[32];
+        write_file(in_work("in.bin"), binary, n * t->size);
+        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op)
+            for (int exclusive = 0; exclusive < 2; ++exclusive) {
+                init = random_value(t->type, &rng);
+                format_value(t, init, init_text, sizeof init_text);
+                cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", t->name, "--op",
+                                    op_names[op], "--init", init_text, "--chunk-items", "9",
+                                    exclusive ? "--exclusive" : "--threads=1",
+                                    in_work("in.bin"), in_work("out.bin"));
+                expect_success(&r);
+                reference_scan(t, (dlscan_op)op, exclusive, &init, in, expected, n);
+                size_t size;
+                char *got = read_file(in_work("out.bin"), &size);
+                expect_values(t, 0, got, size, expected, n, "--init");
+                free(got);
+                cli_run_free(&r);
+            }
+        free(binary);
+    }
+}
+
+Test(cli, standard_input_and_output)
+{
+    const type_case *t = &every_type[0];
+    const size_t n = 5000; /* more than a pipe holds at once */
+    uint64_t rng = 5;
+    value in[5000], expected[5000];
+    for (size_t i = 0; i < n; ++i)
+        in[i] = random_value(t->type, &rng);
+    reference_scan(t, DLSCAN_SUM, 0, NULL, in, expected, n);
+    size_t text_size;
+    char *binary = to_binary(t, in, n), *text = to_text(t, in, n, &text_size);
+
+    cli_run r = RUN_CLI_WITH_INPUT(binary, n * t->size, "scan", "--backend", "cpu", "--type",
+                                   "int32", "--op", "sum", "--chunk-items", "1000", "-", "-");
+    expect_success(&r);
+    expect_values(t, 0, r.out, r.out_size, expected, n, "binary through stdin and stdout");
+    cli_run_free(&r);
+
+    r = RUN_CLI_WITH_INPUT(text, text_size, "scan", "--backend=cpu", "--type=int32", "--op=sum",
+                           "--format=text", "--chunk-items=333", "-", "-");
+    expect_success(&r);
+    expect_values(t, 1, r.out, r.out_size, expected, n, "text through stdin and stdout");
+    cli_run_free(&r);
+
+    /* stdin to a file, and a file to stdout */
+    r = RUN_CLI_WITH_INPUT(text, text_size, "scan", "--backend", "cpu", "--type", "int32", "--op",
+                           "sum", "--format", "text", "-", in_work("out.txt"));
+    expect_success(&r);
+    cr_assert_eq(r.out_size, 0);
+    cli_run_free(&r);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", "--format", "text",
+                in_work("out.txt"), "-");
+    expect_success(&r);
+    reference_scan(t, DLSCAN_SUM, 0, NULL, expected, in, n); /* the scan of the scan */
+    expect_values(t, 1, r.out, r.out_size, in, n, "file to stdout");
+    cli_run_free(&r);
+    free(binary);
+    free(text);
+}
+
+Test(cli, empty_input_gives_empty_output)
+{
+    write_file(in_work("empty"), "", 0);
+    for (int text = 0; text < 2; ++text) {
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float64", "--op", "max",
+                            "--format", text ? "text" : "binary", in_work("empty"), in_work("out"));
+        expect_success(&r);
+        size_t size;
+        char *got = read_file(in_work("out"), &size);
+        cr_assert(got && size == 0, "the output of an empty input is not an empty file");
+        free(got);
+        cli_run_free(&r);
+    }
+}
+
+Test(cli, in_place_and_replacing_a_file_keeps_its_permissions)
+{
+    const int32_t values[] = {1, 2, 3, 4, 5};
+    write_file(in_work("data"), values, sizeof values);
+    chmod(in_work("data"), 0640);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        "--chunk-items", "2", in_work("data"), in_work("data"));
+    expect_success(&r);
+    size_t size;
+    int32_t *got = (int32_t *)read_file(in_work("data"), &size);
+    cr_assert_eq(size, sizeof values);
+    cr_assert(got[0] == 1 && got[1] == 3 && got[2] == 6 && got[3] == 10 && got[4] == 15);
+    struct stat st;
+    cr_assert(stat(in_work("data"), &st) == 0);
+    cr_assert_eq(st.st_mode & 0777, 0640, "mode %o", (unsigned)(st.st_mode & 0777));
+    cr_assert_eq(leftover_temporary_files(), 0);
+    free(got);
+    cli_run_free(&r);
+}
+
+Test(cli, text_accepts_blanks_signs_carriage_returns_and_float_forms)
+{
+    const char input[] = "  +5\t\r\n-3\n1e1 \n0x1p2\n  7";
+    write_file(in_work("in.txt"), input, sizeof input - 1);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float64", "--op", "sum", "--format",
+                        "text", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "5\n2\n12\n16\n23\n");
+    cli_run_free(&r);
+
+    const char integers[] = "+5\n-0\n 7 \r\n";
+    write_file(in_work("in.txt"), integers, sizeof integers - 1);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "uint64", "--op", "max", "--format", "text",
+                in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "5\n5\n7\n");
+    cli_run_free(&r);
+}
+
+Test(cli, floats_in_text_read_back_exactly)
+{
+    const char input[] = "0.1\n1e-45\n3.4028235e38\n-inf\n";
+    write_file(in_work("in.txt"), input, sizeof input - 1);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float32", "--op", "max",
+                        "--exclusive", "--init", "-1e30", "--format", "text", in_work("in.txt"),
+                        "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "-1.00000002e+30\n0.100000001\n0.100000001\n3.40282347e+38\n");
+    cli_run_free(&r);
+}
+
+Test(cli, default_backend_runs_on_the_gpu_or_says_it_uses_the_cpu)
+{
+    const int64_t values[] = {4, -1, 9};
+    write_file(in_work("in.bin"), values, sizeof values);
+    cli_run r = RUN_CLI("scan", "--type", "int64", "--op", "min", in_work("in.bin"), "-");
+    expect_success(&r);
+    const int64_t expected[] = {4, -1, -1};
+    cr_assert(r.out_size == sizeof expected && memcmp(r.out, expected, sizeof expected) == 0);
+    cr_assert(r.err[0] == '\0' || strstr(r.err, "CPU backend"), "stderr: %s", r.err);
+    cli_run_free(&r);
+}
+
+Test(cli, info_help_and_version)
+{
+    char version[32];
+    snprintf(version, sizeof version, "dlscan %d.%d.%d", DLSCAN_VERSION_MAJOR,
+             DLSCAN_VERSION_MINOR, DLSCAN_VERSION_PATCH);
+    cli_run r = RUN_CLI("info");
+    expect_success(&r);
+    cr_assert(strstr(r.out, version) && strstr(r.out, "Items per tile") && strstr(r.out, "float64") &&
+                  strstr(r.out, "Backend:"),
+              "info: %s", r.out);
+    cli_run_free(&r);
+    r = RUN_CLI("--help");
+    expect_success(&r);
+    cr_assert(strstr(r.out, "dlscan scan") && strstr(r.out, "Exit status") &&
+              strstr(r.out, "--backend"));
+    cli_run_free(&r);
+    r = RUN_CLI("scan", "--help");
+    expect_success(&r);
+    cr_assert(strstr(r.out, "usage: dlscan"));
+    cli_run_free(&r);
+    r = RUN_CLI("--version");
+    expect_success(&r);
+    cr_assert(strstr(r.out, version));
+    cli_run_free(&r);
+}
+
+Test(cli, bench_on_the_cpu_prints_the_table_and_writes_csv)
+{
+    cli_run r = RUN_CLI("bench", "--backend", "cpu", "--types", "int32,float64", "--min-log", "10",
+                        "--max-log", "11", "--repeats", "1", "--csv", in_work("bench.csv"));
+    expect_success(&r);
+    cr_assert(strstr(r.out, "dlscan/seq") && strstr(r.out, "float64 sum"), "%s", r.out);
+    size_t size;
+    char *csv = read_file(in_work("bench.csv"), &size);
+    cr_assert(csv && strncmp(csv, "# cpu:", 6) == 0);
+    cr_assert(strstr(csv, "\ntype,op,kind,variant,n,bytes_moved,fits_in_l2,per_call_us,"
+                          "items_per_second,latency_us\n"));
+    int rows = 0;
+    for (const char *p = csv; (p = strstr(p, "\nint32,sum,inclusive,")); ++p)
+        ++rows;
+    cr_assert_eq(rows, 6, "2 sizes x 3 variants of int32 in the CSV, not %d", rows);
+    free(csv);
+    cli_run_free(&r);
+}
+
+/* ---------------------------------------------------------------- usage errors */
+
+Test(cli, usage_errors)
+{
+    cli_run r = RUN_CLI("info", "extra");
+    expect_error(&r, 1, "unexpected argument 'extra'");
+    cli_run_free(&r);
+    r = run_cli_with_input(NULL, 0, (const char *const[]){NULL});
+    expect_error(&r, 1, "missing command");
+    cli_run_free(&r);
+    r = RUN_CLI("frobnicate");
+    expect_error(&r, 1, "unknown command 'frobnicate'");
+    cli_run_free(&r);
+    r = RUN_CLI("--frobnicate");
+    expect_error(&r, 1, "unknown option '--frobnicate'");
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--frobnicate");
+    expect_error(&r, 1, "unknown option '--frobnicate'");
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--backend", "cpu", "--min-log", "20", "--max-log", "10");
+    expect_error(&r, 1, "--min-log 20 is larger than --max-log 10");
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--backend", "cpu", "--types", "int32,int128");
+    expect_error(&r, 1, "--types takes");
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--backend", "cpu", "--markdown", in_work("table.md"));
+    expect_error(&r, 1, "--markdown is an option of the GPU bench");
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--repeats");
+    expect_error(&r, 1, "--repeats needs a value");
+    cli_run_free(&r);
+}
+
+/* Each bad scan command line: exit status 1, its message, and no output file. */
+Test(cli, scan_usage_errors_write_nothing)
+{
+    write_file(in_work("in.bin"), "\1\0\0\0", 4);
+    const char *in = in_work("in.bin"), *out = in_work("out.bin");
+    static const struct {
+        const char *args[12];
+        const char *message;
+    } cases[] = {
+        {{"--backend", "cpu", "--op", "sum", "IN", "OUT"}, "missing --type"},
+        {{"--backend", "cpu", "--type", "int32", "IN", "OUT"}, "missing --op"},
+        {{"--backend", "cpu", "--type", "int128", "--op", "sum", "IN", "OUT"}, "unknown type 'int128'"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "avg", "IN", "OUT"}, "unknown operator 'avg'"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--format", "csv", "IN", "OUT"},
+         "unknown format 'csv'"},
+        {{"--backend", "tpu", "--type", "int32", "--op", "sum", "IN", "OUT"}, "unknown backend 'tpu'"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--frob", "IN", "OUT"},
+         "unknown option '--frob'"},
+        {{"--backend", "cpu", "--op", "sum", "IN", "OUT", "--type"}, "--type needs a value"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum"}, "missing IN and OUT"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN"}, "missing OUT"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN", "OUT", "third"},
+         "unexpected argument 'third'"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--chunk-items", "0", "IN", "OUT"},
+         "--chunk-items takes"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--chunk-items", "1k", "IN", "OUT"},
+         "--chunk-items takes"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--threads", "-1", "IN", "OUT"},
+         "--threads takes"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--init", "abc", "IN", "OUT"},
+         "--init: 'abc' is not a number of type int32"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--init", "3000000000", "IN", "OUT"},
+         "--init: 3000000000 is out of range for int32"},
+        {{"--backend", "cpu", "--type", "uint32", "--op", "sum", "--init", "-1", "IN", "OUT"},
+         "--init: -1 is out of range for uint32"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const char *args[16] = {"scan"};
+        int k = 1;
+        for (int a = 0; cases[c].args[a]; ++a)
+            args[k++] = strcmp(cases[c].args[a], "IN") == 0    ? in
+                        : strcmp(cases[c].args[a], "OUT") == 0 ? out
+                                                               : cases[c].args[a];
+        args[k] = NULL;
+        cli_run r = run_cli_with_input(NULL, 0, args);
+        expect_error(&r, 1, cases[c].message);
+        cr_assert(!file_exists(out), "case %zu (%s) wrote the output", c, cases[c].message);
+        cli_run_free(&r);
+    }
+}
+
+/* ---------------------------------------------------------------- bad files */
+
+Test(cli, unreadable_and_unwritable_files)
+{
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        in_work("no-such-file"), in_work("out"));
+    expect_error(&r, 1, "cannot open");
+    cr_assert(strstr(r.err, "No such file"), "%s", r.err);
+    cr_assert(!file_exists(in_work("out")));
+    cli_run_free(&r);
+
+    mkdir(in_work("a-directory"), 0755);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                in_work("a-directory"), in_work("out"));
+    expect_error(&r, 1, "it is a directory");
+    cr_assert(!file_exists(in_work("out")));
+    cli_run_free(&r);
+
+    write_file(in_work("in.bin"), "\1\0\0\0", 4);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", in_work("in.bin"),
+                in_work("no-such-directory/out"));
+    expect_error(&r, 1, "cannot create a file");
+    cli_run_free(&r);
+
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", in_work("in.bin"),
+                in_work("a-directory"));
+    expect_error(&r, 1, "is a directory");
+    cli_run_free(&r);
+}
+
+Test(cli, truncated_binary_input)
+{
+    char ten_bytes[10] = {1};
+    write_file(in_work("in.bin"), ten_bytes, sizeof ten_bytes);
+    write_file(in_work("out.bin"), "old", 3);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        in_work("in.bin"), in_work("out.bin"));
+    expect_error(&r, 1, "truncated binary input: 10 bytes is not a whole number of int32 items");
+    char *kept = read_file(in_work("out.bin"), NULL);
+    cr_assert_str_eq(kept, "old", "the existing output was changed");
+    free(kept);
+    cli_run_free(&r);
+
+    /* Through a pipe the size shows only at the end, after whole chunks went out. */
+    char bytes[8 * 1000 + 3];
+    memset(bytes, 1, sizeof bytes);
+    r = RUN_CLI_WITH_INPUT(bytes, sizeof bytes, "scan", "--backend", "cpu", "--type", "uint64",
+                           "--op", "max", "--chunk-items", "10", "-", "-");
+    expect_error(&r, 1, "truncated binary input: 8003 bytes");
+    cr_assert_eq(r.out_size, 0, "%zu bytes went to stdout", r.out_size);
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT(bytes, sizeof bytes, "scan", "--backend", "cpu", "--type", "uint64",
+                           "--op", "max", "--chunk-items", "10", "-", in_work("out2.bin"));
+    expect_error(&r, 1, "truncated binary input: 8003 bytes");
+    cr_assert(!file_exists(in_work("out2.bin")));
+    cli_run_free(&r);
+}
+
+/* Text that is not a number, or out of range for the type: the line number, exit status 1,
+ * nothing written (also when earlier chunks were already scanned). */
+Test(cli, bad_text_names_the_line)
+{
+    static const struct {
+        const char *type;
+        const char *text;
+        const char *message;
+    } cases[] = {
+        {"int32", "1\n2\nabc\n4\n", "line 3: 'abc' is not a number of type int32"},
+        {"int32", "1\n\n3\n", "line 2: empty line"},
+        {"int32", "1\n2 3\n", "line 2: '2 3' is not a number of type int32"},
+        {"int32", "1.5\n", "line 1: '1.5' is not a number of type int32"},
+        {"int64", "0x10\n", "line 1: '0x10' is not a number of type int64"},
+        {"float64", "1\n2\n3\nnope\n", "line 4: 'nope' is not a number of type float64"},
+        {"int32", "2147483647\n2147483648\n", "line 2: 2147483648 is out of range for int32"},
+        {"int32", "-2147483649\n", "line 1: -2147483649 is out of range for int32"},
+        {"uint32", "5\n-1\n", "line 2: -1 is out of range for uint32"},
+        {"uint32", "4294967296\n", "line 1: 4294967296 is out of range for uint32"},
+        {"int64", "9223372036854775808\n", "line 1: 9223372036854775808 is out of range for int64"},
+        {"uint64", "18446744073709551616\n", "line 1: 18446744073709551616 is out of range for uint64"},
+        {"uint64", "-5\n", "line 1: -5 is out of range for uint64"},
+        {"float32", "1\n1e39\n", "line 2: 1e39 is out of range for float32"},
+        {"float64", "-1e309\n", "line 1: -1e309 is out of range for float64"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        write_file(in_work("in.txt"), cases[c].text, strlen(cases[c].text));
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].type, "--op", "sum",
+                            "--format", "text", "--chunk-items", "1", in_work("in.txt"),
+                            in_work("out.txt"));
+        expect_error(&r, 1, cases[c].message);
+        cr_assert(!file_exists(in_work("out.txt")), "case %zu wrote the output", c);
+        cli_run_free(&r);
+    }
+
+    /* A long line, and an error far into a chunked input on stdin: stdout stays empty. */
+    char long_line[400];
+    memset(long_line, '1', sizeof long_line - 1);
+    long_line[sizeof long_line - 1] = '\0';
+    write_file(in_work("in.txt"), long_line, strlen(long_line));
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int64", "--op", "sum", "--format",
+                        "text", in_work("in.txt"), in_work("out.txt"));
+    expect_error(&r, 1, "line 1: longer than");
+    cli_run_free(&r);
+
+    size_t size = 0;
+    char *text = malloc(3000 * 4 + 16);
+    for (int i = 0; i < 3000; ++i)
+        size += (size_t)sprintf(text + size, "%d\n", i % 100);
+    size += (size_t)sprintf(text + size, "x\n");
+    r = RUN_CLI_WITH_INPUT(text, size, "scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                           "--format", "text", "--chunk-items", "100", "-", "-");
+    expect_error(&r, 1, "standard input: line 3001: 'x' is not a number");
+    cr_assert_eq(r.out_size, 0, "%zu bytes went to stdout", r.out_size);
+    cli_run_free(&r);
+    free(text);
+}
+
+Test(cli, gpu_backend_without_a_gpu_fails_with_status_2)
+{
+    dlscan_handle_t h = NULL;
+    const dlscan_status status = dlscan_create(&h);
+    dlscan_destroy(h);
+    write_file(in_work("in.bin"), "\1\0\0\0", 4);
+    cli_run r = RUN_CLI("scan", "--backend", "gpu", "--type", "int32", "--op", "sum",
+                        in_work("in.bin"), in_work("out.bin"));
+    if (status == DLSCAN_SUCCESS) {
+        expect_success(&r); /* this machine has a GPU */
+    } else {
+        expect_error(&r, 2, "--backend gpu: no usable GPU");
+        cr_assert(!file_exists(in_work("out.bin")));
+    }
+    cli_run_free(&r);
+}
