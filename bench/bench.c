@@ -96,22 +96,22 @@ static int dlscan_prepare_mode(void **state, dlscan_type type, dlscan_op op, int
 
 static int dlscan_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive, size_t max_n)
 {
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1, 1);
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 1);
 }
 
-static int dlscan_tree_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
-                               size_t max_n)
+static int dlscan_deterministic_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
+                                        size_t max_n)
 {
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 1);
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1, 1);
 }
 
 static int dlscan_blocks_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
                                  size_t max_n)
 {
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 1, 0);
+    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 0);
 }
 
-static int dlscan_tree_supports(dlscan_type type, dlscan_op op, int exclusive)
+static int dlscan_float_sum_only(dlscan_type type, dlscan_op op, int exclusive)
 {
     (void)exclusive;
     return op == DLSCAN_SUM && (type == DLSCAN_FLOAT32 || type == DLSCAN_FLOAT64);
@@ -140,14 +140,14 @@ static const bench_variant memcpy_variant = {
     "memcpy", "cudaMemcpyAsync device to device: the bytes of a scan, the ceiling", 1, always,
     copy_prepare, copy_run, free_state};
 static const bench_variant dlscan_variant = {
-    "dlscan", "dlscan, one kernel per call (float sums fold left to right: deterministic)", 0,
-    always, dlscan_prepare, dlscan_run, dlscan_release};
+    "dlscan", "dlscan, one kernel per call, default options", 0, always, dlscan_prepare,
+    dlscan_run, dlscan_release};
 static const bench_variant dlscan_blocks_variant = {
     "dlscan-blocks", "dlscan with DLSCAN_OPTION_PERSISTENT = 0: one block per tile", 0, always,
     dlscan_blocks_prepare, dlscan_run, dlscan_release};
-static const bench_variant dlscan_tree_variant = {
-    "dlscan-tree", "dlscan with DLSCAN_OPTION_DETERMINISTIC = 0 (float sums only)", 0,
-    dlscan_tree_supports, dlscan_tree_prepare, dlscan_run, dlscan_release};
+static const bench_variant dlscan_deterministic_variant = {
+    "dlscan-det", "dlscan with DLSCAN_OPTION_DETERMINISTIC = 1: float sums fold left to right", 0,
+    dlscan_float_sum_only, dlscan_deterministic_prepare, dlscan_run, dlscan_release};
 
 /* ---------------------------------------------------------------- options */
 
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
     int variant_count = 0;
     variants[variant_count++] = &memcpy_variant;
     variants[variant_count++] = &dlscan_variant;
-    variants[variant_count++] = &dlscan_tree_variant;
+    variants[variant_count++] = &dlscan_deterministic_variant;
     variants[variant_count++] = &dlscan_blocks_variant;
     if (bench_cub_variant())
         variants[variant_count++] = bench_cub_variant();
@@ -504,7 +504,7 @@ int main(int argc, char **argv)
                     continue;
                 const int headline = !strcmp(variants[v]->name, "memcpy") ||
                                      !strcmp(variants[v]->name, "dlscan") ||
-                                     !strcmp(variants[v]->name, "dlscan-tree") ||
+                                     !strcmp(variants[v]->name, "dlscan-det") ||
                                      !strcmp(variants[v]->name, "cub");
                 if (log > o.full_up_to && !headline) {
                     printf(" %17s", "-");

@@ -32,6 +32,7 @@
 #include "launch.h"
 #include "lookback.h"
 #include "ops.cuh"
+#include "persistent.cuh"
 #include "tile.cuh"
 
 #define DL_COMPACT_THREADS 256
@@ -312,11 +313,265 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
 #undef DL_CONTRIBUTION
 }
 
+/* ---------------------------------------------------------------- persistent (selects, unique) */
+
+/* select_flagged, select_if and unique, which carry a count, also run persistent on sm_90
+ * with 16-byte aligned inputs (scan_kernel.cu has the design): a producer warp stages each
+ * tile's items (and flags) by bulk copy, a reducer warp counts what the tile keeps and
+ * publishes the count at once, and the compute warps scan the counts, stage the kept items
+ * compacted in the tile's own stage and store them coalesced before freeing the stage. The
+ * tile shape is the scan's (persistent.cuh). For unique, the item before a tile is read by
+ * the reducer before it publishes (after that, a later tile may compact its own items over
+ * it) and handed to the compute warps in stage_before. */
+template <int KIND, typename X> struct dl_compact_stage {
+    using S = dl_scan_shape<X>;
+    static constexpr int flag_bytes = KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0;
+    static constexpr int bytes = S::tile_bytes + flag_bytes; /* items, then flags */
+};
+
+template <int KIND, typename X> struct dl_compact_fill {
+    const dl_compact_params &p;
+    unsigned char *stages;
+    __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
+    {
+        using S = dl_scan_shape<X>;
+        using G = dl_compact_stage<KIND, X>;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        if (base + S::tile_items > p.n)
+            return false; /* the partial last tile: from global memory */
+        unsigned char *stage = stages + s * G::bytes;
+        dl_bulk_expect(full, G::bytes);
+        dl_bulk_copy(stage, static_cast<const X *>(p.in) + base, S::tile_bytes, full);
+        if (KIND == DL_COMPACT_SELECT_FLAGGED)
+            dl_bulk_copy(stage + S::tile_bytes, p.flags + base, S::tile_items, full);
+        return true;
+    }
+};
+
+template <typename X> struct dl_compact_persistent_shared
+    : dl_persistent_shared<unsigned long long, DL_SCAN_THREADS / 32, false> {
+    X stage_before[DL_SCAN_STAGES];  /* unique: the item before the stage's tile */
+    uint32_t stays[DL_SCAN_THREADS * dl_scan_shape<X>::rows * dl_scan_shape<X>::vec / 32];
+    /* unique in place: bit i set when kept item i of the tile is already where it goes */
+};
+
+/* Does the tile keep item x (the item before it: prev; its flag byte: flag)? */
+template <int KIND, typename X>
+__device__ __forceinline__ bool dl_compact_keeps(const dl_compact_params &p, X x, X prev,
+                                                 unsigned char flag, bool first_overall)
+{
+    if (KIND == DL_COMPACT_SELECT_FLAGGED)
+        return flag != 0;
+    if (KIND == DL_COMPACT_SELECT_IF) {
+        X operand;
+        memcpy(&operand, &p.operand_bits, sizeof operand);
+        return dl_keeps(x, p.predicate, operand);
+    }
+    return first_overall || x != prev; /* unique: X is unsigned, == compares bits */
+}
+
+/* Reducer: counts what each tile keeps, publishes the count (tile 0: as its prefix). */
+template <int KIND, typename X, typename SHARED>
+__device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SHARED &sh,
+                                                  const unsigned char *stages, uint32_t tiles)
+{
+    using S = dl_scan_shape<X>;
+    using G = dl_compact_stage<KIND, X>;
+    const int lane = threadIdx.x % 32;
+    const X *in = static_cast<const X *>(p.in);
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % DL_SCAN_STAGES);
+        dl_mbar_wait(&sh.full[s], (k / DL_SCAN_STAGES) & 1);
+        const uint32_t tile = sh.stage_tile[s];
+        if (tile >= tiles) {
+            if (lane == 0)
+                dl_mbar_arrive(&sh.reduced[s]);
+            return;
+        }
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const X before = base > 0 ? in[base - 1] : X(0);
+        unsigned long long count = 0;
+        if (base + S::tile_items <= p.n) {
+            const X *items = reinterpret_cast<const X *>(stages + s * G::bytes);
+            const unsigned char *flags = stages + s * G::bytes + S::tile_bytes;
+            for (int v = lane; v < S::tile_items / S::vec; v += 32) {
+                dl_vector<X, S::vec> u;
+                u.raw = reinterpret_cast<const uint4 *>(items)[v];
+                X prev = v ? items[v * S::vec - 1] : before;
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e) {
+                    const int i = v * S::vec + e;
+                    count += dl_compact_keeps<KIND, X>(p, u.item[e], prev,
+                                                       KIND == DL_COMPACT_SELECT_FLAGGED ? flags[i] : 0,
+                                                       base + i == 0);
+                    prev = u.item[e];
+                }
+            }
+        } else {
+            for (uint64_t i = lane; base + i < p.n; i += 32) {
+                const uint64_t g = base + i;
+                count += dl_compact_keeps<KIND, X>(p, in[g], g ? in[g - 1] : X(0),
+                                                   KIND == DL_COMPACT_SELECT_FLAGGED ? p.flags[g] : 0,
+                                                   g == 0);
+            }
+        }
+        count = dl_warp_reduce<unsigned long long, dl_sum<unsigned long long>>(count);
+        if (lane == 0) {
+            const uint32_t epoch = sh.epoch;
+            dl_test_pause(tile, 1, p.test_delay_ns);
+            dl_gpu_publish<unsigned long long>(p.descriptors, tile, epoch,
+                                               tile == 0 ? DL_STATUS_P : DL_STATUS_A, count);
+            sh.stage_aggregate[s] = count;
+            sh.stage_before[s] = before;
+            dl_mbar_arrive(&sh.reduced[s]);
+        }
+    }
+}
+
+/* Compute warps: keep-flags into registers, the prefixes (look-back), then the kept items,
+ * compacted in the tile's own stage, out with coalesced stores; then the stage is free. */
+template <int KIND, typename X, typename SHARED>
+__device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, SHARED &sh,
+                                                   unsigned char *stages, uint32_t tiles)
+{
+    using S = dl_scan_shape<X>;
+    using G = dl_compact_stage<KIND, X>;
+    constexpr int WARPS = S::warps;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, t = threadIdx.x;
+    const X *in = static_cast<const X *>(p.in);
+    X *out = static_cast<X *>(p.out);
+    const bool in_place = p.out == p.in;
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % DL_SCAN_STAGES);
+        dl_mbar_wait(&sh.reduced[s], (k / DL_SCAN_STAGES) & 1);
+        const uint32_t tile = sh.stage_tile[s];
+        if (tile >= tiles)
+            return;
+        const unsigned long long aggregate = sh.stage_aggregate[s];
+        const X before = sh.stage_before[s];
+        const uint32_t epoch = sh.epoch;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const bool whole = base + S::tile_items <= p.n;
+        X *items = reinterpret_cast<X *>(stages + s * G::bytes);
+        const unsigned char *flags = stages + s * G::bytes + S::tile_bytes;
+
+        /* Items, the item before each row's vector, and keep-flags. */
+        X v[S::rows][S::vec];
+        uint32_t keep[S::rows];
+        unsigned long long lane_count[S::rows];
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r) {
+            const int vector = (warp * S::rows + r) * 32 + lane;
+            const int first = vector * S::vec; /* tile index of v[r][0] */
+            X prev;
+            if (whole) {
+                dl_vector<X, S::vec> u;
+                u.raw = reinterpret_cast<const uint4 *>(items)[vector];
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    v[r][e] = u.item[e];
+                prev = first ? items[first - 1] : before;
+            } else {
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    v[r][e] = base + first + e < p.n ? in[base + first + e] : X(0);
+                prev = first ? (base + first - 1 < p.n ? in[base + first - 1] : X(0)) : before;
+            }
+            keep[r] = 0;
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e) {
+                const uint64_t g = base + first + e;
+                const unsigned char flag = KIND != DL_COMPACT_SELECT_FLAGGED ? 0
+                                           : whole                      ? flags[first + e]
+                                           : g < p.n                    ? p.flags[g]
+                                                                        : 0;
+                keep[r] |= (uint32_t)(g < p.n && dl_compact_keeps<KIND, X>(p, v[r][e], prev, flag, g == 0)) << e;
+                prev = v[r][e];
+            }
+            lane_count[r] = (unsigned long long)__popc(keep[r]);
+        }
+
+        /* Every row's count of kept items before it, over the whole input. */
+        unsigned long long row_prefix[S::rows];
+        dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
+            sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors,
+            p.count_stats ? p.control->stats : nullptr, aggregate, p.test_delay_ns);
+        const unsigned long long tile_start = sh.tile_prefix;
+
+        /* The kept items, compacted, into the stage (everyone has read it: the prefixes
+         * synchronized the compute warps). Unique in place skips items already in place. */
+        const bool mark = KIND == DL_COMPACT_UNIQUE && in_place;
+        if (mark) {
+            for (int w = t; w < S::tile_items / 32; w += S::threads)
+                sh.stays[w] = 0;
+            dl_tile_sync<true, WARPS>();
+        }
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r) {
+            unsigned long long position = row_prefix[r];
+            const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                if (keep[r] >> e & 1) {
+                    const int local = (int)(position - tile_start);
+                    items[local] = v[r][e];
+                    if (mark && position == base + first + e)
+                        atomicOr(&sh.stays[local / 32], 1u << (local % 32));
+                    ++position;
+                }
+        }
+        dl_tile_sync<true, WARPS>();
+        for (int i = t; i < (int)aggregate; i += S::threads)
+            if (!mark || !(sh.stays[i / 32] >> (i % 32) & 1))
+                out[tile_start + i] = items[i];
+        if (tile == tiles - 1 && t == 0)
+            *p.num_out = (size_t)(tile_start + aggregate);
+        dl_tile_sync<true, WARPS>(); /* the stage and stays are free again */
+        if (lane == 0)
+            dl_mbar_arrive(&sh.empty[s]);
+    }
+}
+
+template <int KIND, typename X>
+__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
+    dl_compact_persistent_kernel(const dl_compact_params p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using S = dl_scan_shape<X>;
+    extern __shared__ __align__(128) unsigned char stages[];
+    __shared__ dl_compact_persistent_shared<X> sh;
+    const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
+    const int warp = threadIdx.x / 32;
+    dl_ring_init(sh, S::warps);
+    if (warp == S::warps)
+        dl_persistent_produce(p.control, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
+    else if (warp == S::warps + 1)
+        dl_compact_reduce<KIND, X>(p, sh, stages, tiles);
+    else
+        dl_compact_compute<KIND, X>(p, sh, stages, tiles);
+    __syncthreads();
+    dl_tile_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+#endif
+}
+
 /* ---------------------------------------------------------------- launcher */
 
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
 static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
 {
+    if constexpr (KIND == DL_COMPACT_SELECT_FLAGGED || KIND == DL_COMPACT_SELECT_IF ||
+                  KIND == DL_COMPACT_UNIQUE) {
+        using S = dl_scan_shape<X>;
+        const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
+        const bool aligned = (uintptr_t)p->in % 16 == 0 &&
+                             (KIND != DL_COMPACT_SELECT_FLAGGED || (uintptr_t)p->flags % 16 == 0);
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
+            dl_compact_persistent_kernel<KIND, X>
+                <<<p->persistent_blocks, DL_SCAN_PERSISTENT_THREADS,
+                   DL_SCAN_STAGES * dl_compact_stage<KIND, X>::bytes, stream>>>(*p);
+            return (int)cudaGetLastError();
+        }
+    }
     const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
     dl_compact_kernel<KIND, X, Y, YOp, LEFT_FOLD><<<(unsigned)tiles, DL_COMPACT_THREADS, 0, stream>>>(*p);
     return (int)cudaGetLastError();
@@ -369,6 +624,30 @@ extern "C" int dl_gpu_compact_launch(const dl_compact_params *p, dlscan_type typ
         return dl_dispatch<dl_reduce_by_key_launcher>(value_type, op, p, type, left_fold, stream);
     default: return (int)cudaErrorInvalidValue;
     }
+}
+
+/* Lets the persistent compaction kernels use the shared memory their stages need. */
+template <int KIND, typename X> static int dl_compact_prepare_one(void)
+{
+    return (int)cudaFuncSetAttribute(dl_compact_persistent_kernel<KIND, X>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     DL_SCAN_STAGES * dl_compact_stage<KIND, X>::bytes);
+}
+
+extern "C" int dl_gpu_compact_prepare(void)
+{
+    int error = 0;
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint32_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint64_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, uint32_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, uint64_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, int32_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, uint32_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, int64_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, uint64_t>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, float>();
+    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, double>();
+    return error;
 }
 
 extern "C" size_t dl_gpu_compact_tile_items(void) { return DL_COMPACT_TILE; }

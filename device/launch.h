@@ -27,6 +27,7 @@ typedef struct dl_scan_params {
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
     int count_stats;             /* 1: count look-back events in control->stats */
     uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
+    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
     uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
 } dl_scan_params;
 
@@ -71,6 +72,8 @@ typedef struct dl_compact_params {
     dl_control *control;
     int count_stats;
     uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
+    uint32_t persistent_blocks;  /* selects and unique on sm_90: the persistent grid; 0: none */
+    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
 } dl_compact_params;
 
 /* Descriptor words per tile a compaction needs: a 64-bit count, or a 128-bit pair. */
@@ -84,8 +87,12 @@ static inline int dl_compact_words_per_tile(int kind)
 int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
 
-/* Items per tile of the compaction kernel. */
+/* Items per tile of the one-block-per-tile compaction kernel (the persistent one uses the
+ * scan's tiles). */
 size_t dl_gpu_compact_tile_items(void);
+
+/* Once per handle, like dl_gpu_scan_prepare, for the persistent compaction kernels. */
+int dl_gpu_compact_prepare(void);
 
 #ifdef __cplusplus
 }

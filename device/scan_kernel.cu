@@ -18,9 +18,7 @@
  * dl_scan_kernel (any GPU, any alignment): one block per tile, loading from global memory
  *   directly; element-wide accesses where the pointers are not 16-byte aligned.
  *
- * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
- * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES, DL_SCAN_BLOCKS_PER_SM,
- * DL_SCAN_STREAM_LOADS and DL_SCAN_STREAM_STORES (cache-streaming hints, .cs).
+ * The tile shape, its build-time knobs and the ring of stages are in persistent.cuh.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -29,101 +27,8 @@
 #include "launch.h"
 #include "lookback.h"
 #include "ops.cuh"
+#include "persistent.cuh"
 #include "tile.cuh"
-
-#define DL_SCAN_THREADS 256
-#ifndef DL_SCAN_ROWS_4B
-#define DL_SCAN_ROWS_4B 8
-#endif
-#ifndef DL_SCAN_ROWS_8B
-#define DL_SCAN_ROWS_8B 8
-#endif
-#ifndef DL_SCAN_STAGES
-#define DL_SCAN_STAGES 3
-#endif
-#ifndef DL_SCAN_BLOCKS_PER_SM
-#define DL_SCAN_BLOCKS_PER_SM 2
-#endif
-#ifndef DL_SCAN_STREAM_LOADS
-#define DL_SCAN_STREAM_LOADS 1
-#endif
-#ifndef DL_SCAN_STREAM_STORES
-#define DL_SCAN_STREAM_STORES 1
-#endif
-
-template <typename T> struct dl_scan_shape {
-    static constexpr int threads = DL_SCAN_THREADS;
-    static constexpr int warps = threads / 32;
-    static constexpr int vec = 16 / sizeof(T); /* items per 16-byte access */
-    static constexpr int rows = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B;
-    static constexpr int items_per_warp = 32 * vec * rows;
-    static constexpr int tile_items = threads * vec * rows;
-    static constexpr int tile_bytes = tile_items * (int)sizeof(T);
-};
-
-template <typename T, int VEC> union dl_vector {
-    uint4 raw;
-    T item[VEC];
-};
-
-/* ---------------------------------------------------------------- loads and stores */
-
-/* Loads one row (VEC items from idx on) from global memory; items past n read as the
- * identity. */
-template <typename T, typename Op, int VEC, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_load_row(const T *in, uint64_t idx, uint64_t n, bool whole,
-                                            T (&v)[VEC])
-{
-    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
-        dl_vector<T, VEC> u;
-        const uint4 *p = reinterpret_cast<const uint4 *>(in + idx);
-        u.raw = DL_SCAN_STREAM_LOADS ? __ldcs(p) : *p;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            v[e] = u.item[e];
-        return;
-    }
-#pragma unroll
-    for (int e = 0; e < VEC; ++e)
-        v[e] = (whole || idx + e < n) ? in[idx + e] : Op::identity();
-}
-
-template <typename T, int VEC, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_store_row(T *out, uint64_t idx, uint64_t n, bool whole,
-                                             const T (&v)[VEC])
-{
-    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
-        dl_vector<T, VEC> u;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            u.item[e] = v[e];
-        uint4 *p = reinterpret_cast<uint4 *>(out + idx);
-        if (DL_SCAN_STREAM_STORES)
-            __stcs(p, u.raw);
-        else
-            *p = u.raw;
-        return;
-    }
-#pragma unroll
-    for (int e = 0; e < VEC; ++e)
-        if (whole || idx + e < n)
-            out[idx + e] = v[e];
-}
-
-/* This thread's rows of a tile from global memory. */
-template <typename T, typename Op, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, uint64_t n,
-                                             T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
-{
-    using S = dl_scan_shape<T>;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const bool whole = tile_base + S::tile_items <= n;
-    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
-#pragma unroll
-    for (int r = 0; r < S::rows; ++r)
-        dl_load_row<T, Op, S::vec, VECTOR_ACCESS>(in, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
-                                                  n, whole, v[r]);
-}
 
 /* ---------------------------------------------------------------- one tile */
 
@@ -194,100 +99,21 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
 
 /* ---------------------------------------------------------------- persistent, specialized */
 
-#define DL_SCAN_PERSISTENT_THREADS (DL_SCAN_THREADS + 64) /* + a producer and a reducer warp */
-
-__device__ __forceinline__ uint32_t dl_smem_address(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void dl_mbar_init(uint64_t *bar, uint32_t arrivals)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(dl_smem_address(bar)), "r"(arrivals)
-                 : "memory");
-}
-
-__device__ __forceinline__ void dl_mbar_arrive(uint64_t *bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(dl_smem_address(bar)) : "memory");
-}
-
-/* Waits until the barrier's phase of the given parity has completed. */
-__device__ __forceinline__ void dl_mbar_wait(uint64_t *bar, uint32_t parity)
-{
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred ready;\n"
-                     "  mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
-                     "  selp.u32 %0, 1, 0, ready; }"
-                     : "=r"(done)
-                     : "r"(dl_smem_address(bar)), "r"(parity)
-                     : "memory");
-}
-
-/* Has the bulk-copy engine bring `bytes` from global `src` to shared `dst`; the barrier's
- * phase completes when they are in. */
-__device__ __forceinline__ void dl_bulk_prefetch(void *dst, const void *src, uint32_t bytes,
-                                                 uint64_t *bar)
-{
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the stage's last readers were generic */
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(dl_smem_address(bar)),
-                 "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar))
-                 : "memory");
-}
-
-/* The ring of stages and the three barriers of each. A stage's tile is `stage_tile` (the
- * call's tile count or more: no more tiles); `full` completes when its data is in shared
- * memory (at once for the partial last tile, which is read from global memory, and for the
- * end); `reduced` when the reducer has published its aggregate `stage_aggregate`; `empty`
- * when every compute warp holds its items in registers, so the stage can be refilled. */
-template <typename T, int WARPS, bool LEFT_FOLD>
-struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
-    uint64_t full[DL_SCAN_STAGES];
-    uint64_t reduced[DL_SCAN_STAGES];
-    uint64_t empty[DL_SCAN_STAGES];
-    uint32_t stage_tile[DL_SCAN_STAGES];
-    T stage_aggregate[DL_SCAN_STAGES];
-};
-
-/* Producer (lane 0 of its warp): draws a ticket for each free stage and prefetches it, until
- * it draws one past the end (lookback.h, "Tickets"). */
-template <typename T, typename SHARED>
-__device__ __forceinline__ void dl_persistent_produce(const dl_scan_params &p, SHARED &sh,
-                                                      unsigned char *stages, uint32_t tiles)
-{
-    using S = dl_scan_shape<T>;
-    if (threadIdx.x % 32 != 0)
-        return;
-    const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
-    dl_ticket_state state;
-    for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        if (k >= DL_SCAN_STAGES)
-            dl_mbar_wait(&sh.empty[s], (k / DL_SCAN_STAGES - 1) & 1);
-        uint32_t ticket;
-        if (k == 0) {
-            ticket = dl_ticket_draw_first(p.control, &state);
-            sh.epoch = state.epoch; /* published to the other roles by the first `full` */
-            sh.ticket_base = state.base;
-        } else {
-            ticket = dl_ticket_draw(p.control, state);
-        }
-        dl_ticket_check_last(p.control, ticket, tickets, state);
-        sh.stage_tile[s] = ticket;
-        const uint64_t base = (uint64_t)ticket * S::tile_items;
-        if (ticket < tiles && base + S::tile_items <= p.n)
-            dl_bulk_prefetch(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base,
-                             S::tile_bytes, &sh.full[s]);
-        else
-            dl_mbar_arrive(&sh.full[s]);
-        if (ticket >= tiles)
-            return;
+/* The scan's stage fill: one bulk copy of the tile's items. */
+template <typename T> struct dl_scan_fill {
+    const dl_scan_params &p;
+    unsigned char *stages;
+    __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
+    {
+        using S = dl_scan_shape<T>;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        if (base + S::tile_items > p.n)
+            return false; /* the partial last tile: from global memory */
+        dl_bulk_expect(full, S::tile_bytes);
+        dl_bulk_copy(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base, S::tile_bytes, full);
+        return true;
     }
-}
+};
 
 /* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane its 16-byte
  * vectors in turn, then an order-keeping tree), and publishes the aggregate at once: successors can
@@ -390,17 +216,9 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     __shared__ dl_persistent_shared<T, S::warps, LEFT_FOLD> sh;
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < DL_SCAN_STAGES; ++s) {
-            dl_mbar_init(&sh.full[s], 1);
-            dl_mbar_init(&sh.reduced[s], 1);
-            dl_mbar_init(&sh.empty[s], S::warps);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
-    __syncthreads();
+    dl_ring_init(sh, S::warps);
     if (warp == S::warps)
-        dl_persistent_produce<T>(p, sh, stages, tiles);
+        dl_persistent_produce(p.control, sh, tiles, dl_scan_fill<T>{p, stages});
     else if (warp == S::warps + 1)
         dl_persistent_reduce<T, Op>(p, sh, stages, tiles);
     else
@@ -425,7 +243,7 @@ struct dl_scan_launcher {
         const bool fold = left_fold && fold_matters;
         const dim3 block(S::threads);
         /* Persistent where it fills its grid; fewer tiles finish sooner one block each. */
-        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_blocks) {
+        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)DL_SCAN_STAGES * S::tile_bytes;
             const dim3 persistent_block(DL_SCAN_PERSISTENT_THREADS);

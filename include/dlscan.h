@@ -236,15 +236,17 @@ DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_k
 /* ---- Options and diagnostics ---- */
 
 typedef enum dlscan_option {
-    /* 1 (default): float32 and float64 sums are bitwise identical from run to run on the
-     * same GPU with the same build: the look-back folds tile aggregates strictly left to
-     * right, so every prefix is the same left fold whichever predecessor the look-back
-     * stopped at. 0: the look-back folds a window as a tree, and the last bits of float
-     * sums may differ between runs. Other types and operators are exact either way.
-     * What is not fixed: results on another GPU model or build, or with another tile
-     * configuration, can differ in the last bits. Against a float64 scan of the same data
-     * a float sum differs by rounding only: at most about (log2(tile items) + number of
-     * tiles before the item) * eps * sum of |x| (first order). */
+    /* 1: float32 and float64 sums (scans and reduce-by-key) are bitwise identical from run
+     * to run on the same GPU with the same build: the look-back folds tile aggregates
+     * strictly left to right, so every prefix is the same left fold whichever predecessor
+     * the look-back stopped at. 0 (default on GPU handles): the look-back folds each window
+     * as a tree, and the last bits of float sums may differ between runs. It costs
+     * throughput only around 2^24 items (about 3% there on an H100, under 1.5% from 2^25 on;
+     * bench/NOTES.md). CPU handles always fold left to right. Other types and operators are
+     * exact either way. What is not fixed: results on another GPU model or build, or with
+     * another tile configuration, can differ in the last bits. Against a float64 scan of the
+     * same data a float sum differs by rounding only: at most about
+     * (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first order). */
     DLSCAN_OPTION_DETERMINISTIC = 1,
     /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. */
     DLSCAN_OPTION_LOOKBACK_STATS = 2,
@@ -258,10 +260,11 @@ typedef enum dlscan_option {
     /* Testing aid: sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests
      * can reach the epoch's wrap-around. Synchronizes a GPU handle's device. */
     DLSCAN_OPTION_TEST_EPOCH = 4,
-    /* GPU handles: 1 (default) runs the persistent kernel where the GPU (sm_90 and newer),
-     * the alignment (16-byte aligned pointers) and the size (more tiles than the kernel has
-     * blocks) allow: a few blocks per SM that prefetch tiles into shared memory. 0 always
-     * runs one block per tile. Results are the same. */
+    /* GPU handles: 1 (default) runs the persistent kernels (scans; select_flagged,
+     * select_if and unique) where the GPU (sm_90 and newer), the alignment (16-byte aligned
+     * inputs) and the size (more tiles than the kernel has blocks) allow: a few blocks per SM
+     * that prefetch tiles into shared memory. 0 always runs one block per tile; 2 runs the
+     * persistent kernels at any size (for testing). Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
     /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
      * example just below 2^32 so that it wraps around within a call. Tile indices are

@@ -11,10 +11,8 @@
 static dlscan_handle_t dl_handle_new(void)
 {
     dlscan_handle_t h = calloc(1, sizeof *h);
-    if (h) {
-        h->deterministic = 1;
-        h->persistent = 1;
-    }
+    if (h)
+        h->persistent = 1; /* DLSCAN_OPTION_DETERMINISTIC starts at 0 */
     return h;
 }
 
@@ -185,9 +183,11 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
             h->count_stats = (int)value;
         return status;
     case DLSCAN_OPTION_PERSISTENT:
-        if ((status = dl_check_flag(h, "DLSCAN_OPTION_PERSISTENT", value)) == DLSCAN_SUCCESS)
-            h->persistent = (int)value;
-        return status;
+        if (value < 0 || value > 2)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_OPTION_PERSISTENT takes 0, 1 or 2, not %lld", value);
+        h->persistent = (int)value;
+        return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_DELAY_US:
         if (value < 0 || value > 1000000)
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,

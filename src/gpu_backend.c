@@ -161,6 +161,13 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     return DLSCAN_SUCCESS;
 }
 
+/* DLSCAN_OPTION_PERSISTENT: 1 runs the persistent kernels where they fill their grid (more
+ * tiles than blocks: fewer tiles finish sooner one block each), 2 at any size. */
+static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
+{
+    return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks;
+}
+
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
@@ -168,6 +175,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
                                    r->seed_bits,   s->descriptors, s->descriptor_words,
                                    s->control,     r->exclusive,  h->count_stats,
                                    h->persistent ? s->persistent_blocks : 0,
+                                   dl_gpu_persistent_min_tiles(h),
                                    (uint32_t)(h->test_delay_us * 1000)};
     const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
     if (error != cudaSuccess)
@@ -176,6 +184,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 }
 
 static size_t dl_gpu_compact_tile_items_for(void) { return dl_gpu_compact_tile_items(); }
+
 
 static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request *r)
 {
@@ -189,7 +198,8 @@ static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request 
         r->kind,      r->in,           r->flags,   r->values_in,     r->out,
         r->out2,      r->num_out,      r->n,       r->predicate,     r->operand_bits,
         s->descriptors, s->descriptor_words, s->control, h->count_stats,
-        (uint32_t)(h->test_delay_us * 1000)};
+        (uint32_t)(h->test_delay_us * 1000), h->persistent ? s->persistent_blocks : 0,
+        dl_gpu_persistent_min_tiles(h)};
     error = (cudaError_t)dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
                                                h->deterministic, r->stream);
     return error == cudaSuccess ? DLSCAN_SUCCESS
@@ -302,7 +312,8 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
             cudaSuccess ||
         (error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device)) !=
             cudaSuccess ||
-        (error = (cudaError_t)dl_gpu_scan_prepare()) != cudaSuccess) {
+        (error = (cudaError_t)dl_gpu_scan_prepare()) != cudaSuccess ||
+        (error = (cudaError_t)dl_gpu_compact_prepare()) != cudaSuccess) {
         cudaFree(s->control);
         free(s);
         return dl_cuda_fail(h, error, "reading the device's properties");

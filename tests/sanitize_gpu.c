@@ -3,7 +3,8 @@
  * compute-sanitizer (memcheck, racecheck; tools/gpu-check's sanitizer step). Criterion runs
  * each test in a sandboxed child process that the sanitizer does not follow, so this drives
  * the same shared checks (scan_check.c, compact_check.c) in a single process: every type
- * and operator through both scan kernels, every compaction call, bad input. Sizes up to
+ * and operator and every compaction call through both kinds of kernel (the persistent ones
+ * forced at any size: DLSCAN_OPTION_PERSISTENT = 2), bad input. Sizes up to
  * DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -30,9 +31,9 @@ int main(void)
     const size_t max_n = test_max_n(1u << 18);
     static const char *const names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 3 + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 4 + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
-        for (int persistent = 1; persistent >= 0; --persistent) {
+        for (int persistent = 2; persistent >= 0; persistent -= 2) { /* 2: persistent at any size */
             const int before = test_expect_failures;
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
             scan_check_type(h, &m, (dlscan_type)type, max_n, &rng);
@@ -40,11 +41,14 @@ int main(void)
                    ++step, names[type], persistent ? "persistent" : "one-block-per-tile");
             fflush(stdout);
         }
-        const int before = test_expect_failures;
-        compact_check_type(h, &m, (dlscan_type)type, max_n, &rng);
-        printf("%s %d - compaction %s\n", test_expect_failures == before ? "ok" : "not ok", ++step,
-               names[type]);
-        fflush(stdout);
+        for (int persistent = 2; persistent >= 0; persistent -= 2) {
+            const int before = test_expect_failures;
+            CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
+            compact_check_type(h, &m, (dlscan_type)type, max_n, &rng);
+            printf("%s %d - compaction %s, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+                   ++step, names[type], persistent ? "persistent" : "one-block-per-tile");
+            fflush(stdout);
+        }
     }
     /* Pauses inside tiles: look-backs fold long windows (reduce-by-key's operator does not
      * commute). */

@@ -62,16 +62,19 @@ ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 24
     gpu_done(h, stream);
 }
 
-/* The one-block-per-tile kernel (what GPUs before sm_90 run), at every edge size. */
-Test(gpu, one_block_per_tile_kernel, .timeout = 240)
+/* The one-block-per-tile kernel (what GPUs before sm_90 run) and the persistent one, each
+ * forced at every edge size. */
+Test(gpu, both_scan_kernels_at_every_size, .timeout = 240)
 {
     uint64_t rng = test_seed();
     cudaStream_t stream;
     dlscan_handle_t h = gpu_handle(&stream);
     WITH_MEMORY(m, stream);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, 0), DLSCAN_SUCCESS);
-    scan_check_type(h, &m, DLSCAN_INT32, test_max_n(1u << 22), &rng);
-    scan_check_type(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 22), &rng);
+    for (int persistent = 0; persistent <= 2; persistent += 2) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        scan_check_type(h, &m, DLSCAN_INT32, test_max_n(1u << 22), &rng);
+        scan_check_type(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 22), &rng);
+    }
     gpu_done(h, stream);
 }
 

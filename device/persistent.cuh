@@ -1,0 +1,234 @@
+/*
+ * persistent.cuh: what the single-pass kernels share beyond the look-back: the tile shape
+ * and its build-time knobs, 16-byte loads and stores of a tile's rows, and the persistent
+ * kernels' machinery: a ring of shared-memory stages filled by Hopper's bulk-copy engine
+ * (cp.async.bulk, completing on mbarriers) and the producer that draws tickets and fills it.
+ *
+ * A tile: 256 threads, each with ROWS x VEC items in registers, one 16-byte access per row,
+ * the 32 lanes of a warp side by side in a row (512 contiguous bytes per warp access); warp w
+ * owns a contiguous run of the tile, rows in order (the layout tile.cuh's prefixes assume).
+ *
+ * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
+ * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES,
+ * DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and DL_SCAN_STREAM_STORES (cache-streaming
+ * hints, .cs).
+ */
+#ifndef DLSCAN_PERSISTENT_CUH
+#define DLSCAN_PERSISTENT_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "lookback.h"
+#include "tile.cuh"
+
+#define DL_SCAN_THREADS 256
+#ifndef DL_SCAN_ROWS_4B
+#define DL_SCAN_ROWS_4B 8
+#endif
+#ifndef DL_SCAN_ROWS_8B
+#define DL_SCAN_ROWS_8B 8
+#endif
+#ifndef DL_SCAN_STAGES
+#define DL_SCAN_STAGES 3
+#endif
+#ifndef DL_SCAN_BLOCKS_PER_SM
+#define DL_SCAN_BLOCKS_PER_SM 2
+#endif
+#ifndef DL_SCAN_STREAM_LOADS
+#define DL_SCAN_STREAM_LOADS 1
+#endif
+#ifndef DL_SCAN_STREAM_STORES
+#define DL_SCAN_STREAM_STORES 1
+#endif
+
+template <typename T> struct dl_scan_shape {
+    static constexpr int threads = DL_SCAN_THREADS;
+    static constexpr int warps = threads / 32;
+    static constexpr int vec = 16 / sizeof(T); /* items per 16-byte access */
+    static constexpr int rows = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B;
+    static constexpr int items_per_warp = 32 * vec * rows;
+    static constexpr int tile_items = threads * vec * rows;
+    static constexpr int tile_bytes = tile_items * (int)sizeof(T);
+};
+
+template <typename T, int VEC> union dl_vector {
+    uint4 raw;
+    T item[VEC];
+};
+
+/* ---------------------------------------------------------------- loads and stores */
+
+/* Loads one row (VEC items from idx on) from global memory; items past n read as the
+ * identity. */
+template <typename T, typename Op, int VEC, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_load_row(const T *in, uint64_t idx, uint64_t n, bool whole,
+                                            T (&v)[VEC])
+{
+    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
+        dl_vector<T, VEC> u;
+        const uint4 *p = reinterpret_cast<const uint4 *>(in + idx);
+        u.raw = DL_SCAN_STREAM_LOADS ? __ldcs(p) : *p;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            v[e] = u.item[e];
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+        v[e] = (whole || idx + e < n) ? in[idx + e] : Op::identity();
+}
+
+template <typename T, int VEC, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_row(T *out, uint64_t idx, uint64_t n, bool whole,
+                                             const T (&v)[VEC])
+{
+    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
+        dl_vector<T, VEC> u;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            u.item[e] = v[e];
+        uint4 *p = reinterpret_cast<uint4 *>(out + idx);
+        if (DL_SCAN_STREAM_STORES)
+            __stcs(p, u.raw);
+        else
+            *p = u.raw;
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+        if (whole || idx + e < n)
+            out[idx + e] = v[e];
+}
+
+/* This thread's rows of a tile from global memory. */
+template <typename T, typename Op, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, uint64_t n,
+                                             T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool whole = tile_base + S::tile_items <= n;
+    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_load_row<T, Op, S::vec, VECTOR_ACCESS>(in, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
+                                                  n, whole, v[r]);
+}
+
+/* ---------------------------------------------------------------- persistent kernels */
+
+#define DL_SCAN_PERSISTENT_THREADS (DL_SCAN_THREADS + 64) /* + a producer and a reducer warp */
+
+__device__ __forceinline__ uint32_t dl_smem_address(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void dl_mbar_init(uint64_t *bar, uint32_t arrivals)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(dl_smem_address(bar)), "r"(arrivals)
+                 : "memory");
+}
+
+__device__ __forceinline__ void dl_mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(dl_smem_address(bar)) : "memory");
+}
+
+/* Waits until the barrier's phase of the given parity has completed. */
+__device__ __forceinline__ void dl_mbar_wait(uint64_t *bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred ready;\n"
+                     "  mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
+                     "  selp.u32 %0, 1, 0, ready; }"
+                     : "=r"(done)
+                     : "r"(dl_smem_address(bar)), "r"(parity)
+                     : "memory");
+}
+
+/* Arrives on the barrier, expecting `bytes` from bulk copies: the phase completes when
+ * they are in. The stage's last readers were generic loads, hence the proxy fence. */
+__device__ __forceinline__ void dl_bulk_expect(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(dl_smem_address(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+/* Has the bulk-copy engine bring `bytes` (a multiple of 16) from global `src` to shared
+ * `dst`, counting them on the barrier. */
+__device__ __forceinline__ void dl_bulk_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar))
+                 : "memory");
+}
+
+/* The ring of stages and the three barriers of each. A stage's tile is `stage_tile` (the
+ * call's tile count or more: no more tiles); `full` completes when its data is in shared
+ * memory (at once for the partial last tile, which is read from global memory, and for the
+ * end); `reduced` when the reducer has published its aggregate `stage_aggregate`; `empty`
+ * when the compute warps are done with the stage, so it can be refilled. */
+template <typename T, int WARPS, bool LEFT_FOLD>
+struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
+    uint64_t full[DL_SCAN_STAGES];
+    uint64_t reduced[DL_SCAN_STAGES];
+    uint64_t empty[DL_SCAN_STAGES];
+    uint32_t stage_tile[DL_SCAN_STAGES];
+    T stage_aggregate[DL_SCAN_STAGES];
+};
+
+/* Thread 0: the ring's barriers; `full` and `reduced` have one arrival each, `empty` one
+ * per compute warp. Every thread of the block calls it (it synchronizes them). */
+template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &sh, uint32_t compute_warps)
+{
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < DL_SCAN_STAGES; ++s) {
+            dl_mbar_init(&sh.full[s], 1);
+            dl_mbar_init(&sh.reduced[s], 1);
+            dl_mbar_init(&sh.empty[s], compute_warps);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+}
+
+/* Producer (lane 0 of its warp): draws a ticket for each free stage and has `fill` prefetch
+ * that tile, until it draws one past the end (lookback.h, "Tickets"). fill(stage, tile,
+ * full) issues the stage's bulk copies (dl_bulk_expect, then dl_bulk_copy) and returns true,
+ * or returns false for a tile it leaves to global loads (the partial last tile); the
+ * producer then completes the stage's phase itself. */
+template <typename SHARED, typename FILL>
+__device__ __forceinline__ void dl_persistent_produce(dl_control *control, SHARED &sh,
+                                                      uint32_t tiles, const FILL &fill)
+{
+    if (threadIdx.x % 32 != 0)
+        return;
+    const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
+    dl_ticket_state state;
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % DL_SCAN_STAGES);
+        if (k >= DL_SCAN_STAGES)
+            dl_mbar_wait(&sh.empty[s], (k / DL_SCAN_STAGES - 1) & 1);
+        uint32_t ticket;
+        if (k == 0) {
+            ticket = dl_ticket_draw_first(control, &state);
+            sh.epoch = state.epoch; /* published to the other roles by the first `full` */
+            sh.ticket_base = state.base;
+        } else {
+            ticket = dl_ticket_draw(control, state);
+        }
+        dl_ticket_check_last(control, ticket, tickets, state);
+        sh.stage_tile[s] = ticket;
+        if (ticket >= tiles || !fill(s, ticket, &sh.full[s]))
+            dl_mbar_arrive(&sh.full[s]);
+        if (ticket >= tiles)
+            return;
+    }
+}
+
+#endif /* DLSCAN_PERSISTENT_CUH */
