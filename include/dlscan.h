@@ -269,7 +269,11 @@ typedef enum dlscan_option {
     /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
      * example just below 2^32 so that it wraps around within a call. Tile indices are
      * counted from it. Synchronizes a GPU handle's device. Default 0. */
-    DLSCAN_OPTION_TEST_TICKET_BASE = 6
+    DLSCAN_OPTION_TEST_TICKET_BASE = 6,
+    /* CPU handles: items per tile, 16 .. 2^20 (default 65536; dlscan_tile_items() reports
+     * it). Smaller tiles give more tiles, hence more look-back, for the same input. GPU
+     * handles: DLSCAN_ERROR_NOT_SUPPORTED (their tiles are fixed at build time). */
+    DLSCAN_OPTION_CPU_TILE_ITEMS = 7
 } dlscan_option;
 
 DLSCAN_API dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value);

@@ -68,7 +68,7 @@ static dlscan_status dl_check_in_out(dlscan_handle_t h, const void *in, const vo
 {
     const size_t size = dl_type_size(type);
     dlscan_status status;
-    if ((status = dl_check_count(h, n, type, h->backend->tile_items(type))) != DLSCAN_SUCCESS ||
+    if ((status = dl_check_count(h, n, type, h->backend->tile_items(h, type))) != DLSCAN_SUCCESS ||
         (status = dl_check_pointer(h, in, size, "d_in")) != DLSCAN_SUCCESS ||
         (status = dl_check_pointer(h, out, size, "d_out")) != DLSCAN_SUCCESS)
         return status;
@@ -102,7 +102,7 @@ static dlscan_status dl_scan(dlscan_handle_t h, const void *in, void *out, size_
     if (n == 0)
         return DLSCAN_SUCCESS;
     if ((status = dl_check_in_out(h, in, out, n, type)) != DLSCAN_SUCCESS ||
-        (status = h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(type)), dl_words_per_tile(type),
+        (status = h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(h, type)), dl_words_per_tile(type),
                                        stream)) !=
             DLSCAN_SUCCESS)
         return status;
@@ -140,10 +140,10 @@ dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
     h->last_error[0] = '\0';
     dlscan_status status = dl_check_type(h, type);
     if (status == DLSCAN_SUCCESS)
-        status = dl_check_count(h, n, type, h->backend->tile_items(type));
+        status = dl_check_count(h, n, type, h->backend->tile_items(h, type));
     if (status != DLSCAN_SUCCESS || n == 0)
         return status;
-    return h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(type)), dl_words_per_tile(type), NULL);
+    return h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(h, type)), dl_words_per_tile(type), NULL);
 }
 
 dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items)
@@ -156,7 +156,7 @@ dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *ite
         return status;
     if (!items)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "items is NULL");
-    *items = h->backend->tile_items(type);
+    *items = h->backend->tile_items(h, type);
     return DLSCAN_SUCCESS;
 }
 
@@ -200,6 +200,14 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
                            "DLSCAN_OPTION_TEST_EPOCH takes %u .. %u, not %lld", DL_EPOCH_FIRST,
                            DL_EPOCH_LAST, value);
         return h->backend->set_epoch(h, (uint32_t)value);
+    case DLSCAN_OPTION_CPU_TILE_ITEMS:
+        if (!h->backend->set_tile_items)
+            return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                           "DLSCAN_OPTION_CPU_TILE_ITEMS is for CPU handles only");
+        if (value < 16 || value > (1ll << 20))
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_OPTION_CPU_TILE_ITEMS takes 16 .. 2^20, not %lld", value);
+        return h->backend->set_tile_items(h, (size_t)value);
     case DLSCAN_OPTION_TEST_TICKET_BASE:
         if (value < 0 || value > 0xffffffffll)
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
@@ -222,6 +230,12 @@ dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long lo
     case DLSCAN_OPTION_LOOKBACK_STATS: *value = h->count_stats; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_DELAY_US: *value = h->test_delay_us; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_PERSISTENT: *value = h->persistent; return DLSCAN_SUCCESS;
+    case DLSCAN_OPTION_CPU_TILE_ITEMS:
+        if (!h->backend->set_tile_items)
+            return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                           "DLSCAN_OPTION_CPU_TILE_ITEMS is for CPU handles only");
+        *value = (long long)h->backend->compact_tile_items(h);
+        return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_TEST_EPOCH:
     case DLSCAN_OPTION_TEST_TICKET_BASE:
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "option %d can only be set", (int)option);

@@ -50,7 +50,7 @@ static dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int
 static dlscan_status dl_compact(dlscan_handle_t h, const dl_compact_request *r, dl_buffer *buffers,
                                 int count)
 {
-    dlscan_status status = dl_check_count(h, r->n, r->type, h->backend->compact_tile_items());
+    dlscan_status status = dl_check_count(h, r->n, r->type, h->backend->compact_tile_items(h));
     if (status != DLSCAN_SUCCESS)
         return status;
     if (r->n == 0) {
@@ -60,7 +60,7 @@ static dlscan_status dl_compact(dlscan_handle_t h, const dl_compact_request *r, 
     if ((status = dl_check_buffers(h, buffers, count)) != DLSCAN_SUCCESS)
         return status;
     if (r->n > 0 &&
-        (status = h->backend->reserve(h, dl_tiles(r->n, h->backend->compact_tile_items()),
+        (status = h->backend->reserve(h, dl_tiles(r->n, h->backend->compact_tile_items(h)),
                                       dl_compact_words_per_tile(r->kind), r->stream)) !=
             DLSCAN_SUCCESS)
         return status;

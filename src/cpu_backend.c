@@ -18,6 +18,7 @@
 
 typedef struct dl_cpu_state {
     int threads;
+    size_t tile_items;
     dl_cpu_worker *workers;  /* `threads` of them, with their scratch, allocated once */
     _Atomic(dl_word) *descriptors;
     size_t descriptor_words;
@@ -30,13 +31,27 @@ typedef struct dl_cpu_state {
 
 static dl_cpu_state *dl_cpu(dlscan_handle_t h) { return (dl_cpu_state *)h->backend_state; }
 
-static size_t dl_cpu_tile_items(dlscan_type type)
+static size_t dl_cpu_tile_items(dlscan_handle_t h, dlscan_type type)
 {
     (void)type;
-    return DL_CPU_TILE_ITEMS;
+    return dl_cpu(h)->tile_items;
 }
 
-static size_t dl_cpu_compact_tile_items(void) { return DL_CPU_TILE_ITEMS; }
+static size_t dl_cpu_compact_tile_items(dlscan_handle_t h) { return dl_cpu(h)->tile_items; }
+
+/* Each worker's scratch holds a tile's items and values (compaction), 8 bytes each. */
+static dlscan_status dl_cpu_set_tile_items(dlscan_handle_t h, size_t items)
+{
+    dl_cpu_state *s = dl_cpu(h);
+    for (int i = 0; i < s->threads; ++i) {
+        void *grown = realloc(s->workers[i].scratch, 2 * items * sizeof(uint64_t));
+        if (!grown)
+            return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "scratch for tiles of %zu items", items);
+        s->workers[i].scratch = grown;
+    }
+    s->tile_items = items;
+    return DLSCAN_SUCCESS;
+}
 
 static dlscan_status dl_cpu_check_range(dlscan_handle_t h, const void *p, size_t bytes,
                                         const char *what)
@@ -153,6 +168,8 @@ void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
 {
     dl_cpu_state *s = h->backend_state;
     job->state = s;
+    job->tile_items = s->tile_items;
+    job->tiles = (uint32_t)dl_tiles(job->n, s->tile_items);
     job->ticket_base = atomic_load_explicit(&s->ticket_base, memory_order_relaxed);
     job->workers = job->tiles < (uint32_t)s->threads ? job->tiles : (uint32_t)s->threads;
     job->delay_us = h->test_delay_us;
@@ -187,8 +204,8 @@ void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
 static void dl_cpu_scan_tile(dl_cpu_worker *w, uint32_t tile)
 {
     const dl_cpu_job *job = w->job;
-    const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
-    const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
+    const size_t first = (size_t)tile * job->tile_items;
+    const size_t count = job->n - first < job->tile_items ? job->n - first : job->tile_items;
     const void *in = job->in + first * job->item_size;
     void *out = job->out + first * job->item_size;
     const dl_bits aggregate = {job->ops->reduce(in, count, job->lookback.identity.lo), 0};
@@ -206,7 +223,6 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .n = r->n,
         .item_size = dl_type_size(r->type),
         .type = r->type,
-        .tiles = (uint32_t)(r->n / DL_CPU_TILE_ITEMS + (r->n % DL_CPU_TILE_ITEMS != 0)),
         .seed = {r->seed_bits, 0},
         .exclusive = r->exclusive,
     };
@@ -266,6 +282,7 @@ static const dl_backend dl_cpu_backend = {
     dl_cpu_reset_stats,
     dl_cpu_set_epoch,
     dl_cpu_set_ticket_base,
+    dl_cpu_set_tile_items,
     dl_cpu_destroy,
 };
 
@@ -284,14 +301,12 @@ dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)
     }
     s->threads = threads;
     s->workers = workers;
-    for (int i = 0; i < threads; ++i)
-        if (!(workers[i].scratch = malloc(2 * DL_CPU_TILE_ITEMS * sizeof(uint64_t)))) {
-            for (int j = 0; j < i; ++j)
-                free(workers[j].scratch);
-            free(workers);
-            free(s);
-            return DLSCAN_ERROR_OUT_OF_MEMORY;
-        }
+    h->backend = &dl_cpu_backend;
+    h->backend_state = s;
+    if (dl_cpu_set_tile_items(h, DL_CPU_TILE_ITEMS) != DLSCAN_SUCCESS) {
+        dl_cpu_destroy(h);
+        return DLSCAN_ERROR_OUT_OF_MEMORY;
+    }
     atomic_init(&s->tiles_taken, 0);
     atomic_init(&s->ticket_base, 0);
     atomic_init(&s->workers_done, 0);

@@ -12,7 +12,9 @@
 #include "cpu_ops.h"
 #include "internal.h"
 
-#define DL_CPU_TILE_ITEMS 8192
+/* Items per tile unless DLSCAN_OPTION_CPU_TILE_ITEMS says otherwise: large enough that the
+ * protocol's work per tile stays small next to the tile's (bench/NOTES.md). */
+#define DL_CPU_TILE_ITEMS 65536
 
 typedef struct dl_cpu_job dl_cpu_job;
 
@@ -21,7 +23,7 @@ typedef struct dl_cpu_worker {
     uint32_t random; /* for test delays */
     pthread_t thread;
     int started;
-    void *scratch;   /* a tile's input, copied (compaction): 2 x DL_CPU_TILE_ITEMS x 8 bytes */
+    void *scratch;   /* a tile's input, copied (compaction): 2 x tile items x 8 bytes */
 } dl_cpu_worker;
 
 /* A tile's work: everything from its items to its outputs, protocol included. */
@@ -38,6 +40,7 @@ struct dl_cpu_job {
     char *out2;               /* run lengths or run values (compaction) */
     size_t *num_out;          /* the count (compaction) */
     size_t n;
+    size_t tile_items;
     size_t item_size;
     size_t value_size;        /* reduce-by-key */
     dlscan_type type;

@@ -98,11 +98,11 @@ static void dl_cpu_compact_tile(dl_cpu_worker *w, uint32_t tile)
 {
     const dl_cpu_job *job = w->job;
     const dl_combine_fn combine = job->lookback.combine;
-    const size_t first = (size_t)tile * DL_CPU_TILE_ITEMS;
-    const size_t count = job->n - first < DL_CPU_TILE_ITEMS ? job->n - first : DL_CPU_TILE_ITEMS;
+    const size_t first = (size_t)tile * job->tile_items;
+    const size_t count = job->n - first < job->tile_items ? job->n - first : job->tile_items;
     const size_t size = job->item_size;
     char *items = w->scratch;
-    char *values = items + DL_CPU_TILE_ITEMS * sizeof(uint64_t);
+    char *values = items + job->tile_items * sizeof(uint64_t);
 
     /* The input, before anything is published. */
     memcpy(items, job->in + first * size, count * size);
@@ -163,7 +163,6 @@ dlscan_status dl_cpu_compact(dlscan_handle_t h, const dl_compact_request *r)
         .kind = r->kind,
         .predicate = r->predicate,
         .operand_bits = r->operand_bits,
-        .tiles = (uint32_t)(r->n / DL_CPU_TILE_ITEMS + (r->n % DL_CPU_TILE_ITEMS != 0)),
     };
     job.lookback.words = dl_compact_words_per_tile(r->kind);
     job.lookback.identity = (dl_bits){0, 0};

@@ -51,7 +51,11 @@ static dlscan_status dl_gpu_check_device(dlscan_handle_t h)
     return DLSCAN_SUCCESS;
 }
 
-static size_t dl_gpu_tile_items_for(dlscan_type type) { return dl_gpu_tile_items(type); }
+static size_t dl_gpu_tile_items_for(dlscan_handle_t h, dlscan_type type)
+{
+    (void)h;
+    return dl_gpu_tile_items(type);
+}
 
 static const char *dl_memory_type_name(enum cudaMemoryType type)
 {
@@ -183,7 +187,11 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     return DLSCAN_SUCCESS;
 }
 
-static size_t dl_gpu_compact_tile_items_for(void) { return dl_gpu_compact_tile_items(); }
+static size_t dl_gpu_compact_tile_items_for(dlscan_handle_t h)
+{
+    (void)h;
+    return dl_gpu_compact_tile_items();
+}
 
 
 static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request *r)
@@ -281,6 +289,7 @@ static const dl_backend dl_gpu_backend = {
     dl_gpu_reset_stats,
     dl_gpu_set_epoch,
     dl_gpu_set_ticket_base,
+    NULL, /* GPU tiles are fixed at build time */
     dl_gpu_destroy,
 };
 

@@ -46,8 +46,8 @@ typedef struct dl_compact_request {
  * reports its own errors through dl_fail(). */
 typedef struct dl_backend {
     const char *name;
-    size_t (*tile_items)(dlscan_type type);
-    size_t (*compact_tile_items)(void);
+    size_t (*tile_items)(dlscan_handle_t h, dlscan_type type);
+    size_t (*compact_tile_items)(dlscan_handle_t h);
     /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
     dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
     /* Grows the descriptor storage to `tiles` tiles; `stream` is the call's (NULL from
@@ -60,6 +60,8 @@ typedef struct dl_backend {
     dlscan_status (*reset_stats)(dlscan_handle_t h);
     dlscan_status (*set_epoch)(dlscan_handle_t h, uint32_t epoch);
     dlscan_status (*set_ticket_base)(dlscan_handle_t h, uint32_t base);
+    /* DLSCAN_OPTION_CPU_TILE_ITEMS (NULL: the backend has fixed tiles). */
+    dlscan_status (*set_tile_items)(dlscan_handle_t h, size_t items);
     void (*destroy)(dlscan_handle_t h);
 } dl_backend;
 

@@ -47,10 +47,21 @@ static dlscan_handle_t cpu_handle(int threads)
     return h;
 }
 
+/* A CPU handle with small tiles: many tiles, hence much look-back, for little data. */
+static dlscan_handle_t cpu_handle_tiles(int threads, size_t tile_items)
+{
+    dlscan_handle_t h = cpu_handle(threads);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_CPU_TILE_ITEMS, (long long)tile_items));
+    size_t items = 0;
+    CHECK(dlscan_tile_items(h, DLSCAN_INT32, &items) == DLSCAN_SUCCESS && items == tile_items,
+          "the tile size is %zu, not %zu", items, tile_items);
+    return h;
+}
+
 void cpu_every_operator_and_size(dlscan_type type)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(4);
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
     scan_check_type(h, &host_memory, type, test_max_n(1u << 21), &rng);
     dlscan_destroy(h);
 }
@@ -72,7 +83,7 @@ void cpu_float_sums_of_mixed_magnitudes(void)
 void cpu_stress_reaches_every_lookback_outcome(void)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(48);
+    dlscan_handle_t h = cpu_handle_tiles(48, 1024);
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 200));
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
     size_t tile = 0;
@@ -103,7 +114,7 @@ void cpu_stress_reaches_every_lookback_outcome(void)
 void cpu_long_runs_of_aggregates_wait_for_a_prefix(void)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(320);
+    dlscan_handle_t h = cpu_handle_tiles(320, 1024);
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 4000));
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
     size_t tile = 0;
@@ -124,7 +135,7 @@ void cpu_long_runs_of_aggregates_wait_for_a_prefix(void)
 void cpu_repeated_calls_with_changing_n(void)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(6);
+    dlscan_handle_t h = cpu_handle_tiles(6, 1024);
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_INT32, &tile);
     const size_t sizes[] = {70 * tile + 3, 3, 5 * tile, 70 * tile + 3, 1, 140 * tile - 1,
@@ -140,7 +151,7 @@ void cpu_repeated_calls_with_changing_n(void)
 void cpu_epoch_wraps_around(void)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(4);
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_UINT64, &tile);
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1));
@@ -178,6 +189,8 @@ void cpu_float_sums_are_the_same_for_any_thread_count(void)
 void cpu_bad_input_is_refused_and_writes_nothing(void)
 {
     dlscan_handle_t h = cpu_handle(2);
+    CHECK(dlscan_set_option(h, DLSCAN_OPTION_CPU_TILE_ITEMS, 8) == DLSCAN_ERROR_INVALID_ARGUMENT,
+          "tiles of 8 items are refused");
     scan_check_bad_input(h, &host_memory, NULL);
     compact_check_bad_input(h, &host_memory, NULL);
     CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, -1) == DLSCAN_ERROR_INVALID_ARGUMENT,
@@ -188,12 +201,12 @@ void cpu_bad_input_is_refused_and_writes_nothing(void)
 void cpu_compaction(dlscan_type type)
 {
     uint64_t rng = test_seed();
-    dlscan_handle_t h = cpu_handle(4);
+    dlscan_handle_t h = cpu_handle_tiles(4, 4096);
     compact_check_type(h, &host_memory, type, test_max_n(1u << 20), &rng);
     /* With random delays, the look-back's outcomes all occur under compaction too. */
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 100));
     const compact_case by_key = {COMPACT_REDUCE_BY_KEY, type, DLSCAN_FLOAT64, DLSCAN_SUM, DLSCAN_LESS,
-                                 PATTERN_RUNS_RANDOM, 8192, 40 * 8192 + 3, 1};
+                                 PATTERN_RUNS_RANDOM, 4096, 40 * 4096 + 3, 1};
     compact_check_case(h, &host_memory, &by_key, &rng);
     dlscan_destroy(h);
 }
