@@ -15,6 +15,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+# One fixed color per variant, so that the same curve looks the same in every panel.
+STYLES = {
+    "memcpy": dict(color="black", linestyle="--"),
+    "dlscan": dict(color="tab:red", linewidth=2.5),
+    "dlscan-det": dict(color="tab:red", linestyle=":", linewidth=1.5),
+    "dlscan-blocks": dict(color="tab:pink"),
+    "cub": dict(color="tab:blue", linewidth=2),
+    "hillis-steele": dict(color="tab:olive"),
+    "blelloch": dict(color="tab:green"),
+    "reduce-then-scan": dict(color="tab:purple"),
+    "chained-scan": dict(color="tab:brown"),
+    "lookback-serial": dict(color="tab:orange"),
+    "lookback-split": dict(color="tab:cyan"),
+    "sequential": dict(color="tab:gray"),
+}
+
+
 def read(path):
     header, rows = [], []
     with open(path) as f:
@@ -41,9 +58,7 @@ def main():
                 curves[r["variant"]].append((int(r["n"]), float(r["items_per_second"]) / 1e9))
         for variant, points in curves.items():
             points.sort()
-            style = {"memcpy": dict(color="black", linestyle="--"),
-                     "dlscan": dict(color="tab:red", linewidth=2.5),
-                     "cub": dict(color="tab:blue", linewidth=2)}.get(variant, {})
+            style = STYLES.get(variant, {})
             ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=variant, **style)
         kind = rows[0]["kind"] + " " + rows[0]["op"]
         ax.set_xscale("log", base=2)

@@ -7,20 +7,6 @@
 
 #include "cpu_ops.h"
 
-/* Scan outputs are written once and not read back soon. On x86-64, non-temporal stores
- * write them without first reading each cache line in, a third of a scan's memory traffic;
- * a fence at the end of each tile orders them like ordinary stores. Elsewhere: plain. */
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-static inline void dl_store4(void *p, uint32_t bits) { _mm_stream_si32((int *)p, (int)bits); }
-static inline void dl_store8(void *p, uint64_t bits) { _mm_stream_si64((long long *)p, (long long)bits); }
-static inline void dl_stores_done(void) { _mm_sfence(); }
-#else
-static inline void dl_store4(void *p, uint32_t bits) { memcpy(p, &bits, sizeof bits); }
-static inline void dl_store8(void *p, uint64_t bits) { memcpy(p, &bits, sizeof bits); }
-static inline void dl_stores_done(void) {}
-#endif
-
 #define DL_SUM(a, b) ((a) + (b))
 #define DL_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define DL_MAX(a, b) ((a) < (b) ? (b) : (a))
@@ -51,13 +37,6 @@ static inline void dl_stores_done(void) {}
         uint64_t bits;                                                                            \
         memcpy(&bits, &value, sizeof bits);                                                       \
         return bits;                                                                              \
-    }                                                                                             \
-    static inline void NAME##_store(T *p, T value)                                                \
-    {                                                                                             \
-        if (sizeof(T) == 4)                                                                       \
-            dl_store4(p, (uint32_t)NAME##_to_bits(value));                                        \
-        else                                                                                      \
-            dl_store8(p, NAME##_to_bits(value));                                                  \
     }                                                                                             \
     static dl_bits NAME##_combine(dl_bits earlier, dl_bits later)                                 \
     {                                                                                             \
@@ -101,16 +80,15 @@ static inline void dl_stores_done(void) {}
         if (exclusive) {                                                                          \
             for (size_t i = 0; i < n; ++i) {                                                      \
                 const T item = x[i];                                                              \
-                NAME##_store(&y[i], running);                                                     \
+                y[i] = running;                                                                   \
                 running = COMBINE(running, item);                                                 \
             }                                                                                     \
         } else {                                                                                  \
             for (size_t i = 0; i < n; ++i) {                                                      \
                 running = COMBINE(running, x[i]);                                                 \
-                NAME##_store(&y[i], running);                                                     \
+                y[i] = running;                                                                   \
             }                                                                                     \
         }                                                                                         \
-        dl_stores_done();                                                                         \
     }                                                                                             \
     static const dl_cpu_ops NAME = {NAME##_combine, NAME##_segmented, NAME##_reduce, NAME##_scan};
 

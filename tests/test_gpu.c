@@ -102,6 +102,30 @@ ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
     gpu_done(h, stream);
 }
 
+/* Every compaction call (select_flagged, select_if with each predicate, unique, run-length
+ * encode, reduce-by-key) on items of every type: keep ratios 0, 1, 50, 99 and 100%, runs of
+ * 1, of a tile and of several tiles, tile-edge and random sizes up to 2^22, in place and
+ * not, through the persistent kernels (forced at every size) and the one-block-per-tile
+ * ones. */
+ParameterizedTestParameters(gpu, compaction)
+{
+    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+}
+
+ParameterizedTest(dlscan_type *type, gpu, compaction, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    cudaStream_t stream;
+    dlscan_handle_t h = gpu_handle(&stream);
+    WITH_MEMORY(m, stream);
+    for (int persistent = 2; persistent >= 0; persistent -= 2) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        compact_check_type(h, &m, *type, test_max_n(1u << 22), &rng);
+    }
+    gpu_done(h, stream);
+}
 
 /* Stale descriptors: one handle, n shrinking and growing, types changing. */
 Test(gpu, repeated_calls_with_changing_n, .timeout = 180)
@@ -199,8 +223,8 @@ Test(gpu, every_lookback_outcome_occurs, .timeout = 180)
 }
 
 /*
- * Float sums are bitwise identical from run to run (DLSCAN_OPTION_DETERMINISTIC, the
- * default): 50 runs at 2^26 float32 (20 at float64) of mixed magnitudes, alternating between
+ * Float sums are bitwise identical from run to run with DLSCAN_OPTION_DETERMINISTIC = 1
+ * (off by default): 50 runs at 2^26 float32 (20 at float64) of mixed magnitudes, alternating between
  * two handles (the second with its tile counter starting just below 2^32 and another epoch),
  * each while a kernel on another stream occupies part of the GPU for a random while. Then,
  * with the tree fold (DETERMINISTIC = 0), runs must differ, which shows the test can fail.
