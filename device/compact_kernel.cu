@@ -327,6 +327,7 @@ template <int KIND, typename X> struct dl_compact_stage {
     using S = dl_scan_shape<X>;
     static constexpr int flag_bytes = KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0;
     static constexpr int bytes = S::tile_bytes + flag_bytes; /* items, then flags */
+    static constexpr int stages = dl_ring_stages(bytes);
 };
 
 template <int KIND, typename X> struct dl_compact_fill {
@@ -348,9 +349,9 @@ template <int KIND, typename X> struct dl_compact_fill {
     }
 };
 
-template <typename X> struct dl_compact_persistent_shared
-    : dl_persistent_shared<unsigned long long, DL_SCAN_THREADS / 32, false> {
-    X stage_before[DL_SCAN_STAGES];  /* unique: the item before the stage's tile */
+template <typename X, int STAGES> struct dl_compact_persistent_shared
+    : dl_persistent_shared<unsigned long long, DL_SCAN_THREADS / 32, false, STAGES> {
+    X stage_before[STAGES];  /* unique: the item before the stage's tile */
     uint32_t stays[DL_SCAN_THREADS * dl_scan_shape<X>::rows * dl_scan_shape<X>::vec / 32];
     /* unique in place: bit i set when kept item i of the tile is already where it goes */
 };
@@ -380,8 +381,8 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SH
     const int lane = threadIdx.x % 32;
     const X *in = static_cast<const X *>(p.in);
     for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        dl_mbar_wait(&sh.full[s], (k / DL_SCAN_STAGES) & 1);
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = sh.stage_tile[s];
         if (tile >= tiles) {
             if (lane == 0)
@@ -442,8 +443,8 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
     X *out = static_cast<X *>(p.out);
     const bool in_place = p.out == p.in;
     for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        dl_mbar_wait(&sh.reduced[s], (k / DL_SCAN_STAGES) & 1);
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
         const uint32_t tile = sh.stage_tile[s];
         if (tile >= tiles)
             return;
@@ -539,7 +540,9 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using S = dl_scan_shape<X>;
     extern __shared__ __align__(128) unsigned char stages[];
-    __shared__ dl_compact_persistent_shared<X> sh;
+    using G = dl_compact_stage<KIND, X>;
+    __shared__ dl_compact_persistent_shared<X, G::stages> sh;
+    static_assert(dl_ring_fits<dl_compact_persistent_shared<X, G::stages>>(G::bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     dl_ring_init(sh, S::warps);
@@ -568,7 +571,7 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
             dl_compact_persistent_kernel<KIND, X>
                 <<<p->persistent_blocks, DL_SCAN_PERSISTENT_THREADS,
-                   DL_SCAN_STAGES * dl_compact_stage<KIND, X>::bytes, stream>>>(*p);
+                   dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes, stream>>>(*p);
             return (int)cudaGetLastError();
         }
     }
@@ -631,7 +634,7 @@ template <int KIND, typename X> static int dl_compact_prepare_one(void)
 {
     return (int)cudaFuncSetAttribute(dl_compact_persistent_kernel<KIND, X>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     DL_SCAN_STAGES * dl_compact_stage<KIND, X>::bytes);
+                                     dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes);
 }
 
 extern "C" int dl_gpu_compact_prepare(void)

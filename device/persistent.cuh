@@ -9,8 +9,8 @@
  * owns a contiguous run of the tile, rows in order (the layout tile.cuh's prefixes assume).
  *
  * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
- * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES,
- * DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and DL_SCAN_STREAM_STORES (cache-streaming
+ * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES (the deepest ring;
+ * dl_ring_stages() may choose fewer), DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and DL_SCAN_STREAM_STORES (cache-streaming
  * hints, .cs).
  */
 #ifndef DLSCAN_PERSISTENT_CUH
@@ -173,21 +173,43 @@ __device__ __forceinline__ void dl_bulk_copy(void *dst, const void *src, uint32_
  * memory (at once for the partial last tile, which is read from global memory, and for the
  * end); `reduced` when the reducer has published its aggregate `stage_aggregate`; `empty`
  * when the compute warps are done with the stage, so it can be refilled. */
-template <typename T, int WARPS, bool LEFT_FOLD>
+template <typename T, int WARPS, bool LEFT_FOLD, int STAGES>
 struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
-    uint64_t full[DL_SCAN_STAGES];
-    uint64_t reduced[DL_SCAN_STAGES];
-    uint64_t empty[DL_SCAN_STAGES];
-    uint32_t stage_tile[DL_SCAN_STAGES];
-    T stage_aggregate[DL_SCAN_STAGES];
+    static constexpr int stages = STAGES;
+    uint64_t full[STAGES];
+    uint64_t reduced[STAGES];
+    uint64_t empty[STAGES];
+    uint32_t stage_tile[STAGES];
+    T stage_aggregate[STAGES];
 };
+
+/* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
+ * DL_SCAN_BLOCKS_PER_SM blocks share an SM's shared memory, each with DL_RING_OTHER_BYTES
+ * for its own variables and the system's reservation. (select_flagged's int32 stages carry
+ * 8 KB of flags next to 32 KB of items: three of them would leave room for one block per
+ * SM, which ran a third slower than two stages and two blocks; bench/NOTES.md.) */
+#define DL_SM_SHARED_BYTES (228 * 1024) /* Hopper */
+#define DL_RING_OTHER_BYTES (6 * 1024)
+__host__ __device__ constexpr int dl_ring_stages(int stage_bytes)
+{
+    const int fit = (DL_SM_SHARED_BYTES / DL_SCAN_BLOCKS_PER_SM - DL_RING_OTHER_BYTES) / stage_bytes;
+    return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
+}
+
+/* Checks, at compile time, that a persistent kernel's blocks fit as many to an SM as the
+ * launcher counts on. */
+template <typename SHARED> __host__ __device__ constexpr bool dl_ring_fits(int stage_bytes)
+{
+    return DL_SCAN_BLOCKS_PER_SM * (SHARED::stages * stage_bytes + (int)sizeof(SHARED) + 1024) <=
+           DL_SM_SHARED_BYTES;
+}
 
 /* Thread 0: the ring's barriers; `full` and `reduced` have one arrival each, `empty` one
  * per compute warp. Every thread of the block calls it (it synchronizes them). */
 template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &sh, uint32_t compute_warps)
 {
     if (threadIdx.x == 0) {
-        for (int s = 0; s < DL_SCAN_STAGES; ++s) {
+        for (int s = 0; s < SHARED::stages; ++s) {
             dl_mbar_init(&sh.full[s], 1);
             dl_mbar_init(&sh.reduced[s], 1);
             dl_mbar_init(&sh.empty[s], compute_warps);
@@ -211,9 +233,9 @@ __device__ __forceinline__ void dl_persistent_produce(dl_control *control, SHARE
     const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
     dl_ticket_state state;
     for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        if (k >= DL_SCAN_STAGES)
-            dl_mbar_wait(&sh.empty[s], (k / DL_SCAN_STAGES - 1) & 1);
+        const int s = (int)(k % SHARED::stages);
+        if (k >= SHARED::stages)
+            dl_mbar_wait(&sh.empty[s], (k / SHARED::stages - 1) & 1);
         uint32_t ticket;
         if (k == 0) {
             ticket = dl_ticket_draw_first(control, &state);

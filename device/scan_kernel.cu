@@ -125,8 +125,8 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32;
     for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        dl_mbar_wait(&sh.full[s], (k / DL_SCAN_STAGES) & 1);
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = sh.stage_tile[s];
         if (tile >= tiles) {
             if (lane == 0)
@@ -177,8 +177,8 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % DL_SCAN_STAGES);
-        dl_mbar_wait(&sh.reduced[s], (k / DL_SCAN_STAGES) & 1);
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
         const uint32_t tile = sh.stage_tile[s];
         if (tile >= tiles)
             return;
@@ -206,6 +206,11 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
     }
 }
 
+/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh). */
+template <typename T, bool LEFT_FOLD>
+using dl_scan_shared = dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
+                                            dl_ring_stages(dl_scan_shape<T>::tile_bytes)>;
+
 template <typename T, typename Op, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     dl_scan_persistent_kernel(const dl_scan_params p)
@@ -213,7 +218,8 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using S = dl_scan_shape<T>;
     extern __shared__ __align__(128) unsigned char stages[];
-    __shared__ dl_persistent_shared<T, S::warps, LEFT_FOLD> sh;
+    __shared__ dl_scan_shared<T, LEFT_FOLD> sh;
+    static_assert(dl_ring_fits<dl_scan_shared<T, LEFT_FOLD>>(S::tile_bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     dl_ring_init(sh, S::warps);
@@ -245,7 +251,7 @@ struct dl_scan_launcher {
         /* Persistent where it fills its grid; fewer tiles finish sooner one block each. */
         if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
-            const size_t stage_bytes = (size_t)DL_SCAN_STAGES * S::tile_bytes;
+            const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;
             const dim3 persistent_block(DL_SCAN_PERSISTENT_THREADS);
             if (fold)
                 dl_scan_persistent_kernel<T, Op, fold_matters>
@@ -273,7 +279,7 @@ struct dl_scan_preparer {
     template <typename T, typename Op> static int run(int unused)
     {
         (void)unused;
-        const int bytes = DL_SCAN_STAGES * dl_scan_shape<T>::tile_bytes;
+        const int bytes = dl_scan_shared<T, false>::stages * dl_scan_shape<T>::tile_bytes;
         cudaError_t error = cudaFuncSetAttribute(dl_scan_persistent_kernel<T, Op, false>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (error == cudaSuccess && dl_fold_order_matters<T, Op>::value)
