@@ -240,9 +240,9 @@ typedef enum dlscan_option {
      * to run on the same GPU with the same build: the look-back folds tile aggregates
      * strictly left to right, so every prefix is the same left fold whichever predecessor
      * the look-back stopped at. 0 (default on GPU handles): the look-back folds each window
-     * as a tree, and the last bits of float sums may differ between runs. It costs
-     * throughput only around 2^24 items (about 3% there on an H100, under 1.5% from 2^25 on;
-     * bench/NOTES.md). CPU handles always fold left to right. Other types and operators are
+     * as a tree, and the last bits of float sums may differ between runs. On an H100, 1
+     * costs 2-12% of throughput between 2^20 and 2^25 items and 1% or less from 2^26 on
+     * (bench/NOTES.md). CPU handles always fold left to right. Other types and operators are
      * exact either way. What is not fixed: results on another GPU model or build, or with
      * another tile configuration, can differ in the last bits. Against a float64 scan of the
      * same data a float sum differs by rounding only: at most about
