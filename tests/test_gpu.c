@@ -19,6 +19,11 @@
 /* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
 int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigned long long nanoseconds);
 
+/* The parameters of the tests that run once per element type. */
+static dlscan_type every_type[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
+                                   DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+#define EVERY_TYPE cr_make_param_array(dlscan_type, every_type, sizeof every_type / sizeof every_type[0])
+
 /* A handle on the current device and a non-blocking stream, or a skipped test. */
 static dlscan_handle_t gpu_handle(cudaStream_t *stream)
 {
@@ -41,9 +46,7 @@ static void gpu_done(dlscan_handle_t h, cudaStream_t stream)
 
 ParameterizedTestParameters(gpu, every_operator_and_size)
 {
-    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
-                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+    return EVERY_TYPE;
 }
 
 ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 240)
@@ -81,9 +84,7 @@ Test(gpu, both_scan_kernels_at_every_size, .timeout = 240)
 /* Random sizes up to 2^28 items (2^27 for 64-bit types). */
 ParameterizedTestParameters(gpu, large_random_sizes)
 {
-    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
-                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+    return EVERY_TYPE;
 }
 
 ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
@@ -109,9 +110,7 @@ ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
  * ones. */
 ParameterizedTestParameters(gpu, compaction)
 {
-    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
-                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
+    return EVERY_TYPE;
 }
 
 ParameterizedTest(dlscan_type *type, gpu, compaction, .timeout = 240)
