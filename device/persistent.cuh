@@ -10,8 +10,8 @@
  *
  * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
  * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES (the deepest ring;
- * dl_ring_stages() may choose fewer), DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and DL_SCAN_STREAM_STORES (cache-streaming
- * hints, .cs).
+ * dl_ring_stages() may choose fewer), DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and
+ * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs).
  */
 #ifndef DLSCAN_PERSISTENT_CUH
 #define DLSCAN_PERSISTENT_CUH

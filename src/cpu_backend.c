@@ -313,7 +313,5 @@ dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)
     atomic_init(&s->epoch, DL_EPOCH_FIRST);
     for (int i = 0; i < DL_STAT_COUNT; ++i)
         atomic_init(&s->stats[i], 0);
-    h->backend = &dl_cpu_backend;
-    h->backend_state = s;
     return DLSCAN_SUCCESS;
 }
