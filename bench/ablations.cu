@@ -338,7 +338,7 @@ static int single_pass_prepare(int lookback, void **state, dlscan_type type, siz
 
     dl_control initial;
     memset(&initial, 0, sizeof initial);
-    initial.epoch = DL_EPOCH_FIRST;
+    initial.counter = dl_counter_word(0, DL_EPOCH_FIRST);
     cudaError_t error = cudaMalloc((void **)&s->control, sizeof(dl_control));
     if (error == cudaSuccess)
         error = cudaMemcpy(s->control, &initial, sizeof initial, cudaMemcpyHostToDevice);

@@ -17,12 +17,16 @@
  *      variant is reported and not timed, and the program exits non-zero;
  *   2. warm up (3 calls), then time back-to-back calls between two CUDA events, enough
  *      calls for about 4 ms, repeated --repeats times: the median per-call time gives the
- *      throughput (n / time);
+ *      throughput (n / time). The host's clock around the same loop gives the time the
+ *      host takes to enqueue a call (host_us): where it is as long as the per-call time,
+ *      the calls are bound by the host's launches, not by the GPU;
  *   3. single-call latency: event, one call, event, wait; median of 15. It includes the
  *      host's work to validate and enqueue the call.
  * Sizes whose input and output fit in L2 together are marked: they measure the cache.
  * Bytes moved per call at the floor: 2 * n * sizeof(item) (read once, write once).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -273,8 +277,16 @@ static double median(double *values, int count)
     return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
 }
 
+static double host_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 typedef struct measurement {
     double per_call_ms; /* back-to-back, median */
+    double host_us;     /* the host's time to enqueue one back-to-back call, median */
     double latency_us;  /* single call, median */
 } measurement;
 
@@ -298,18 +310,21 @@ static int measure(const bench_variant *v, void *state, const void *in, void *ou
     int calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
     calls = calls < 3 ? 3 : calls > 4000 ? 4000 : calls;
 
-    double samples[64];
+    double samples[64], host_samples[64];
     repeats = repeats > 64 ? 64 : repeats;
     for (int r = 0; r < repeats && !error; ++r) {
         CUDA_CHECK(cudaEventRecord(start, stream));
+        const double host_start = host_seconds();
         for (int c = 0; c < calls && !error; ++c)
             error = v->run(state, in, out, n, stream);
+        host_samples[r] = (host_seconds() - host_start) * 1e6 / calls;
         CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaEventSynchronize(stop));
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         samples[r] = ms / calls;
     }
     m->per_call_ms = error ? NAN : median(samples, repeats);
+    m->host_us = error ? NAN : median(host_samples, repeats);
 
     double latencies[15];
     for (int r = 0; r < 15 && !error; ++r) {
@@ -446,7 +461,7 @@ int main(int argc, char **argv)
         for (int v = 0; v < variant_count; ++v)
             fprintf(csv, "# variant %s: %s\n", variants[v]->name, variants[v]->description);
         fprintf(csv, "type,op,kind,variant,n,bytes_moved,fits_in_l2,per_call_us,"
-                     "items_per_second,latency_us\n");
+                     "items_per_second,latency_us,host_us\n");
     }
 
     result *results = calloc((size_t)(MAX_VARIANTS * 6 * MAX_SIZES), sizeof *results);
@@ -530,10 +545,10 @@ int main(int argc, char **argv)
                 if (o.stats)
                     print_lookback_stats(variants[v], states[v], d_in, d_out, n, stream);
                 if (csv)
-                    fprintf(csv, "%s,%s,%s,%s,%zu,%zu,%d,%.4f,%.6g,%.3f\n", type_names[type],
+                    fprintf(csv, "%s,%s,%s,%s,%zu,%zu,%d,%.4f,%.6g,%.3f,%.3f\n", type_names[type],
                             op_names[o.op], o.exclusive ? "exclusive" : "inclusive", r->variant, n,
                             2 * n * size, in_l2, r->m.per_call_ms * 1000.0, items_per_second(r),
-                            r->m.latency_us);
+                            r->m.latency_us, r->m.host_us);
             }
             printf("\n");
         }
@@ -555,8 +570,9 @@ int main(int argc, char **argv)
             continue;
         fprintf(f, "\n## %s: dlscan against memcpy and CUB (%s %s)\n\n", prop.name,
                 o.exclusive ? "exclusive" : "inclusive", op_names[o.op]);
-        fprintf(f, "| type | n | dlscan G items/s | dlscan / memcpy | dlscan / CUB | dlscan us/call | CUB us/call |\n");
-        fprintf(f, "|---|---|---|---|---|---|---|\n");
+        fprintf(f, "| type | n | dlscan G items/s | dlscan / memcpy | dlscan / CUB | dlscan us/call | "
+                   "CUB us/call | dlscan host us/call | CUB host us/call |\n");
+        fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
         for (int t = 0; t < o.type_count; ++t)
             for (int log = 10; log <= 30; log += 2) {
                 const size_t n = (size_t)1 << log;
@@ -565,11 +581,12 @@ int main(int argc, char **argv)
                 const result *c = find(results, result_count, "cub", o.types[t], n);
                 if (!d || (log != 16 && log != 20 && log != 24 && log != 26 && log != 28 && log != 18 && log != 12))
                     continue;
-                fprintf(f, "| %s | 2^%d | %.1f | %s%.3f | %s%.3f | %.2f | %s%.2f |\n",
+                fprintf(f, "| %s | 2^%d | %.1f | %s%.3f | %s%.3f | %.2f | %s%.2f | %.2f | %s%.2f |\n",
                         type_names[o.types[t]], log, items_per_second(d) / 1e9, m ? "" : "-",
                         m ? items_per_second(d) / items_per_second(m) : 0.0, c ? "" : "-",
                         c ? items_per_second(d) / items_per_second(c) : 0.0,
-                        d->m.per_call_ms * 1000.0, c ? "" : "-", c ? c->m.per_call_ms * 1000.0 : 0.0);
+                        d->m.per_call_ms * 1000.0, c ? "" : "-", c ? c->m.per_call_ms * 1000.0 : 0.0,
+                        d->m.host_us, c ? "" : "-", c ? c->m.host_us : 0.0);
             }
     }
     if (md)

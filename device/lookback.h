@@ -125,12 +125,14 @@ DL_PROTOCOL_FN int dl_epoch_valid(long long epoch)
  * Tickets: resetting the tile counter without an extra launch. Workers (GPU blocks, CPU
  * threads) take tickets from the counter, which starts each call at its base (0, unless a
  * test moves it to check the counter's 32-bit wrap-around): ticket - base, modulo 2^32, is
- * a tile below the call's tile count, or else means "no tiles left". A call hands out a known number of tickets in all
- * (GPU: one per block; CPU: one per tile plus one final ticket per thread). Every worker
- * reads the call's epoch before its first ticket, and ticket increments are acquire-
- * release, so the worker that draws the last ticket knows that every worker has read the
- * epoch: it resets the counter to its base and moves the epoch on at once, while the others finish
- * with the epoch they read. No worker waits for another at its end.
+ * a tile below the call's tile count, or else means "no tiles left". A call hands out a
+ * known number of tickets in all (GPU: one per block, or per tile plus one per block for the
+ * persistent kernels; CPU: one per tile plus one final ticket per thread). Every worker
+ * learns the call's epoch no later than its first ticket (the GPU keeps counter and epoch in
+ * one 64-bit word, so one atomic add returns both; the CPU reads the epoch first and draws
+ * acquire-release), so the worker that draws the last ticket knows that every worker has
+ * the epoch: it resets the counter to its base and moves the epoch on at once, while the
+ * others finish with the epoch they have. No worker waits for another at its end.
  * When the epoch would wrap, the descriptors must be cleared first, and only once every
  * worker is done with them: in such a call each worker also counts itself done at its end,
  * and the last one to finish clears, resets and moves the epoch on instead.
@@ -241,14 +243,29 @@ enum dl_stat {
     DL_STAT_COUNT
 };
 
-/* The GPU's per-handle control block, in device memory next to the descriptors. */
+/* The GPU's per-handle control block, in device memory next to the descriptors. The tile
+ * counter and the epoch share one word (dl_counter_word), so that drawing a ticket is one
+ * atomic add that also returns the call's epoch: no separate read of the epoch, and no fence
+ * to order it before the draw. */
 typedef struct dl_control {
-    uint32_t tiles_taken; /* the tile counter: ticket_base + tickets drawn in the running call */
-    uint32_t blocks_done; /* blocks of the running call that have finished (epoch wrap only) */
-    uint32_t epoch;       /* the epoch of the running (or next) call */
-    uint32_t ticket_base; /* where the counter starts each call (0 unless a test moves it) */
+    unsigned long long counter; /* bits 63..32: the tile counter, ticket_base + tickets drawn
+                                   in the running call; bits 31..0: the epoch of the running
+                                   (or next) call */
+    uint32_t ticket_base;       /* where the counter starts each call (0 unless a test moves it) */
+    uint32_t blocks_done;       /* blocks of the running call that have finished (epoch wrap only) */
     unsigned long long stats[DL_STAT_COUNT];
 } dl_control;
+
+#define DL_COUNTER_TICKET 0x100000000ull /* what one ticket adds to the counter word */
+
+DL_PROTOCOL_FN unsigned long long dl_counter_word(uint32_t ticket, uint32_t epoch)
+{
+    return (unsigned long long)ticket << 32 | epoch;
+}
+
+DL_PROTOCOL_FN uint32_t dl_counter_ticket(unsigned long long word) { return (uint32_t)(word >> 32); }
+
+DL_PROTOCOL_FN uint32_t dl_counter_epoch(unsigned long long word) { return (uint32_t)word; }
 
 /* ======================================================================================
  * Part 2: the GPU look-back (one warp)

@@ -11,7 +11,10 @@
  * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
  * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES (the deepest ring;
  * dl_ring_stages() may choose fewer), DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and
- * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs).
+ * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs), DL_SCAN_LOAD_EVICT_FIRST (the bulk
+ * copies' L2 evict-first policy), DL_SCAN_DEPENDENT_LAUNCH (programmatic dependent launches
+ * on sm_90; the launcher's dl_launch), and a diagnostic: DL_SCAN_COPY_ONLY = 1 makes the
+ * persistent scan a copy through its ring (wrong results; the ring's own ceiling).
  */
 #ifndef DLSCAN_PERSISTENT_CUH
 #define DLSCAN_PERSISTENT_CUH
@@ -40,6 +43,15 @@
 #endif
 #ifndef DL_SCAN_STREAM_STORES
 #define DL_SCAN_STREAM_STORES 1
+#endif
+#ifndef DL_SCAN_DEPENDENT_LAUNCH
+#define DL_SCAN_DEPENDENT_LAUNCH 1
+#endif
+#ifndef DL_SCAN_LOAD_EVICT_FIRST
+#define DL_SCAN_LOAD_EVICT_FIRST 1
+#endif
+#ifndef DL_SCAN_COPY_ONLY
+#define DL_SCAN_COPY_ONLY 0
 #endif
 
 template <typename T> struct dl_scan_shape {
@@ -163,6 +175,14 @@ __device__ __forceinline__ void dl_bulk_expect(uint64_t *bar, uint32_t bytes)
  * `dst`, counting them on the barrier. */
 __device__ __forceinline__ void dl_bulk_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
 {
+#if DL_SCAN_LOAD_EVICT_FIRST
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+                 ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar)), "l"(policy)
+                 : "memory");
+    return;
+#endif
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar))
                  : "memory");

@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
 {
     using S = dl_scan_shape<T>;
     __shared__ dl_tile_shared<T, S::warps, LEFT_FOLD> sh;
+    dl_grid_dependency();
     uint32_t tile, epoch;
     dl_tile_take(p.control, sh, &tile, &epoch);
     T v[S::rows][S::vec];
@@ -202,6 +203,14 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
         __syncwarp();
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
+        if (DL_SCAN_COPY_ONLY) {
+            const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r)
+                dl_store_row<T, S::vec, true>(static_cast<T *>(p.out), warp_base + (uint64_t)(r * 32 + lane) * S::vec,
+                                              p.n, base + S::tile_items <= p.n, v[r]);
+            continue;
+        }
         dl_scan_tile<T, Op, true, LEFT_FOLD, true>(p, sh, tile, epoch, v, aggregate);
     }
 }
@@ -223,6 +232,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     dl_ring_init(sh, S::warps);
+    dl_grid_dependency();
     if (warp == S::warps)
         dl_persistent_produce(p.control, sh, tiles, dl_scan_fill<T>{p, stages});
     else if (warp == S::warps + 1)
@@ -236,6 +246,24 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
 
 /* ---------------------------------------------------------------- launcher */
 
+/* Launches `kernel`; with `dependent`, as a programmatic dependent launch of the stream's
+ * previous kernel (tile.cuh, dl_grid_dependency). */
+static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, dim3 grid, dim3 block,
+                     size_t shared_bytes, cudaStream_t stream)
+{
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &dependent;
+    config.numAttrs = DL_SCAN_DEPENDENT_LAUNCH && p.dependent_launch ? 1 : 0;
+    return (int)cudaLaunchKernelEx(&config, kernel, p);
+}
+
 /* Picks the kernel and instantiation for T and Op: persistent where the GPU and the
  * alignment allow, element or vector accesses otherwise; tree or left fold. */
 struct dl_scan_launcher {
@@ -247,30 +275,23 @@ struct dl_scan_launcher {
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
-        const dim3 block(S::threads);
-        /* Persistent where it fills its grid; fewer tiles finish sooner one block each. */
-        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
+        /* Persistent where it fills its grid; fewer tiles finish sooner one block each, except
+         * for 8-byte items, whose one-block tiles are slower: from a sixteenth of the grid on
+         * (bench/NOTES.md, section 15). */
+        const uint64_t min_tiles = sizeof(T) == 8 ? p->persistent_min_tiles / 16 : p->persistent_min_tiles;
+        if (vector && p->persistent_blocks > 0 && tiles > min_tiles) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;
-            const dim3 persistent_block(DL_SCAN_PERSISTENT_THREADS);
-            if (fold)
-                dl_scan_persistent_kernel<T, Op, fold_matters>
-                    <<<(unsigned)blocks, persistent_block, stage_bytes, stream>>>(*p);
-            else
-                dl_scan_persistent_kernel<T, Op, false>
-                    <<<(unsigned)blocks, persistent_block, stage_bytes, stream>>>(*p);
-            return (int)cudaGetLastError();
+            return dl_launch(fold ? dl_scan_persistent_kernel<T, Op, fold_matters>
+                                  : dl_scan_persistent_kernel<T, Op, false>,
+                             *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
+                             stream);
         }
-        const dim3 grid((unsigned)tiles);
-        if (vector && fold)
-            dl_scan_kernel<T, Op, true, fold_matters><<<grid, block, 0, stream>>>(*p);
-        else if (vector)
-            dl_scan_kernel<T, Op, true, false><<<grid, block, 0, stream>>>(*p);
-        else if (fold)
-            dl_scan_kernel<T, Op, false, fold_matters><<<grid, block, 0, stream>>>(*p);
-        else
-            dl_scan_kernel<T, Op, false, false><<<grid, block, 0, stream>>>(*p);
-        return (int)cudaGetLastError();
+        void (*kernel)(dl_scan_params) = vector && fold ? dl_scan_kernel<T, Op, true, fold_matters>
+                                         : vector       ? dl_scan_kernel<T, Op, true, false>
+                                         : fold         ? dl_scan_kernel<T, Op, false, fold_matters>
+                                                        : dl_scan_kernel<T, Op, false, false>;
+        return dl_launch(kernel, *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
     }
 };
 

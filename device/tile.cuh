@@ -29,49 +29,70 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
 };
 
 /*
- * Tickets (lookback.h Part 1, "Tickets"), drawn by thread 0. The first ticket of a block
- * comes after its read of the epoch, with a release fence between them; later tickets are
- * relaxed increments (all increments of the counter extend the release sequences of the
- * earlier ones). The worker that draws the call's last ticket fences (acquire) before it
- * resets the counter and moves the epoch on. Every block a tile may wait on drew that
- * tile's ticket earlier and works its tiles in the order it drew them, so the lowest
- * unfinished tile always belongs to a block that is working on it: forward progress needs
- * no assumption about the order in which the hardware schedules blocks.
+ * Tickets (lookback.h Part 1, "Tickets"), drawn by one thread of the block: relaxed atomic
+ * adds to the word that holds both the tile counter and the epoch, so each draw also says
+ * which call it belongs to. The block that draws the call's last ticket writes the word anew
+ * (the counter back at its base, the next epoch): every other draw of the call came before
+ * its own in the word's order. Every block a tile may wait on drew that tile's ticket earlier
+ * and works its tiles in the order it drew them, so the lowest unfinished tile always belongs
+ * to a block that is working on it: forward progress needs no assumption about the order in
+ * which the hardware schedules blocks.
  */
-/* The call's counter state, read once per block before its first ticket. */
+/* The call's epoch and counter base, as the block's first ticket found them. */
 typedef struct dl_ticket_state {
     uint32_t epoch;
     uint32_t base;
 } dl_ticket_state;
 
+__device__ __forceinline__ unsigned long long dl_counter_add(dl_control *control)
+{
+    unsigned long long word;
+    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
+                 : "=l"(word)
+                 : "l"(&control->counter), "l"(DL_COUNTER_TICKET)
+                 : "memory");
+    return word;
+}
+
 /* Draws a ticket and returns it as a tile index (>= the call's tile count: none left). */
 __device__ __forceinline__ uint32_t dl_ticket_draw(dl_control *control, const dl_ticket_state &state)
 {
-    uint32_t ticket;
-    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
-                 : "=r"(ticket)
-                 : "l"(&control->tiles_taken)
-                 : "memory");
-    return dl_ticket_tile(ticket, state.base);
+    return dl_ticket_tile(dl_counter_ticket(dl_counter_add(control)), state.base);
 }
 
+/* The block's first ticket. The base changes only between calls, while the GPU is idle. */
 __device__ __forceinline__ uint32_t dl_ticket_draw_first(dl_control *control, dl_ticket_state *state)
 {
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->epoch) : "l"(&control->epoch) : "memory");
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->base) : "l"(&control->ticket_base) : "memory");
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    return dl_ticket_draw(control, *state);
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->base) : "l"(&control->ticket_base));
+    const unsigned long long word = dl_counter_add(control);
+    state->epoch = dl_counter_epoch(word);
+    return dl_ticket_tile(dl_counter_ticket(word), state->base);
 }
 
 /* Call with every ticket drawn: the one that draws the last of `tickets` resets. */
 __device__ __forceinline__ void dl_ticket_check_last(dl_control *control, uint32_t tile,
                                                      uint32_t tickets, const dl_ticket_state &state)
 {
-    if (dl_is_last_ticket(tile, tickets) && !dl_epoch_wraps(state.epoch)) {
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        control->tiles_taken = state.base;
-        control->epoch = dl_epoch_next(state.epoch);
-    }
+    if (dl_is_last_ticket(tile, tickets) && !dl_epoch_wraps(state.epoch))
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(&control->counter),
+                     "l"(dl_counter_word(state.base, dl_epoch_next(state.epoch)))
+                     : "memory");
+}
+
+/*
+ * Programmatic dependent launch (sm_90). The launcher may let a kernel's blocks be placed
+ * while the stream's previous kernel is still finishing (dl_launch in scan_kernel.cu); each
+ * block then waits here until that kernel is complete and its writes are visible, before it
+ * touches global memory, and at once lets the stream's next kernel be placed the same way.
+ * Back-to-back calls so overlap one kernel's launch with the end of the one before. Without
+ * such a launch, the wait returns at once.
+ */
+__device__ __forceinline__ void dl_grid_dependency(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
 /* One tile per block: thread 0 draws it (one ticket per block in all), the block learns it. */
@@ -225,9 +246,8 @@ __device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epo
     __threadfence();
     for (uint64_t i = 0; i < descriptor_words; ++i)
         descriptors[i] = 0;
-    control->tiles_taken = ticket_base;
+    control->counter = dl_counter_word(ticket_base, dl_epoch_next(epoch));
     control->blocks_done = 0;
-    control->epoch = dl_epoch_next(epoch);
 }
 
 #endif /* DLSCAN_TILE_CUH */

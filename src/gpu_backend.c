@@ -23,6 +23,7 @@ typedef struct dl_gpu_state {
     dl_get_address_range_fn get_address_range; /* the driver's cuMemGetAddressRange, or NULL */
     dl_pointer_attributes_fn pointer_attributes; /* the driver's cuPointerGetAttributes, or NULL */
     uint32_t persistent_blocks; /* the persistent kernel's grid; 0 before sm_90 */
+    int dependent_launch;       /* sm_90 and later: programmatic dependent launches */
 } dl_gpu_state;
 
 static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
@@ -166,7 +167,8 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
 }
 
 /* DLSCAN_OPTION_PERSISTENT: 1 runs the persistent kernels where they fill their grid (more
- * tiles than blocks: fewer tiles finish sooner one block each), 2 at any size. */
+ * tiles than blocks: fewer tiles finish sooner one block each; the scan launcher lowers
+ * this for 64-bit items), 2 at any size. */
 static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 {
     return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks;
@@ -180,7 +182,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
                                    s->control,     r->exclusive,  h->count_stats,
                                    h->persistent ? s->persistent_blocks : 0,
                                    dl_gpu_persistent_min_tiles(h),
-                                   (uint32_t)(h->test_delay_us * 1000)};
+                                   (uint32_t)(h->test_delay_us * 1000), s->dependent_launch};
     const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
@@ -246,27 +248,35 @@ static dlscan_status dl_gpu_reset_stats(dlscan_handle_t h)
     return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "resetting the counters");
 }
 
-static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
-{
-    dlscan_status status = dl_gpu_idle(h);
-    if (status != DLSCAN_SUCCESS)
-        return status;
-    const cudaError_t error = cudaMemcpy(&dl_gpu(h)->control->epoch, &epoch, sizeof epoch,
-                                         cudaMemcpyHostToDevice);
-    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the epoch");
-}
-
-/* Moves the tile counter and its base together. */
-static dlscan_status dl_gpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
+/* Testing aids: rewrite the control block's counter word (tile counter and epoch) and the
+ * counter's base, the GPU being idle. A negative argument keeps what is there. */
+static dlscan_status dl_gpu_set_counter(dlscan_handle_t h, long long base, long long epoch)
 {
     dlscan_status status = dl_gpu_idle(h);
     if (status != DLSCAN_SUCCESS)
         return status;
     dl_control *control = dl_gpu(h)->control;
-    cudaError_t error = cudaMemcpy(&control->tiles_taken, &base, sizeof base, cudaMemcpyHostToDevice);
-    if (error == cudaSuccess)
-        error = cudaMemcpy(&control->ticket_base, &base, sizeof base, cudaMemcpyHostToDevice);
-    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the ticket base");
+    dl_control host;
+    cudaError_t error = cudaMemcpy(&host, control, sizeof host, cudaMemcpyDeviceToHost);
+    if (error == cudaSuccess) {
+        if (base >= 0)
+            host.ticket_base = (uint32_t)base;
+        host.counter = dl_counter_word(host.ticket_base,
+                                       epoch >= 0 ? (uint32_t)epoch : dl_counter_epoch(host.counter));
+        error = cudaMemcpy(control, &host, sizeof host, cudaMemcpyHostToDevice);
+    }
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the counter");
+}
+
+static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
+{
+    return dl_gpu_set_counter(h, -1, epoch);
+}
+
+/* Moves the tile counter and its base together. */
+static dlscan_status dl_gpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
+{
+    return dl_gpu_set_counter(h, base, -1);
 }
 
 static void dl_gpu_destroy(dlscan_handle_t h)
@@ -307,7 +317,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         return DLSCAN_ERROR_OUT_OF_MEMORY;
     h->backend = &dl_gpu_backend;
     h->backend_state = s;
-    const dl_control initial = {.epoch = DL_EPOCH_FIRST};
+    const dl_control initial = {.counter = dl_counter_word(0, DL_EPOCH_FIRST)};
     if ((error = cudaGetDevice(&s->device)) != cudaSuccess ||
         (error = cudaMalloc((void **)&s->control, sizeof *s->control)) != cudaSuccess ||
         (error = cudaMemcpy(s->control, &initial, sizeof initial, cudaMemcpyHostToDevice)) !=
@@ -328,6 +338,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         return dl_cuda_fail(h, error, "reading the device's properties");
     }
     s->persistent_blocks = major >= 9 ? (uint32_t)sm_count * dl_gpu_scan_blocks_per_sm() : 0;
+    s->dependent_launch = major >= 9;
     enum cudaDriverEntryPointQueryResult found;
     void *function = NULL;
     if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault,
