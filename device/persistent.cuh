@@ -11,8 +11,8 @@
  * Build-time knobs for tuning (bench/NOTES.md has the measurements): DL_SCAN_ROWS_4B,
  * DL_SCAN_ROWS_8B (16-byte accesses per thread and tile), DL_SCAN_STAGES (the deepest ring;
  * dl_ring_stages() may choose fewer), DL_SCAN_BLOCKS_PER_SM, DL_SCAN_STREAM_LOADS and
- * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs), DL_SCAN_LOAD_EVICT_FIRST (the bulk
- * copies' L2 evict-first policy), DL_SCAN_DEPENDENT_LAUNCH (programmatic dependent launches
+ * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs), DL_SCAN_LOAD_EVICT_FIRST (the scan's
+ * bulk copies with an L2 evict-first policy), DL_SCAN_DEPENDENT_LAUNCH (programmatic dependent launches
  * on sm_90; the launcher's dl_launch), and a diagnostic: DL_SCAN_COPY_ONLY = 1 makes the
  * persistent scan a copy through its ring (wrong results; the ring's own ceiling).
  */
@@ -172,17 +172,21 @@ __device__ __forceinline__ void dl_bulk_expect(uint64_t *bar, uint32_t bytes)
 }
 
 /* Has the bulk-copy engine bring `bytes` (a multiple of 16) from global `src` to shared
- * `dst`, counting them on the barrier. */
+ * `dst`, counting them on the barrier. EVICT_FIRST marks the lines it reads in L2 as the
+ * first to evict (streaming data, read once: the scan's, where it measured 1% faster at 2^24
+ * to 2^26; compaction's lost 3-5% with it, bench/NOTES.md section 16). */
+template <bool EVICT_FIRST = false>
 __device__ __forceinline__ void dl_bulk_copy(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
 {
-#if DL_SCAN_LOAD_EVICT_FIRST
-    uint64_t policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
-                 ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar)), "l"(policy)
-                 : "memory");
-    return;
-#endif
+    if (EVICT_FIRST) {
+        uint64_t policy;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                     " [%0], [%1], %2, [%3], %4;"
+                     ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar)), "l"(policy)
+                     : "memory");
+        return;
+    }
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dl_smem_address(dst)), "l"(src), "r"(bytes), "r"(dl_smem_address(bar))
                  : "memory");

@@ -111,7 +111,7 @@ template <typename T> struct dl_scan_fill {
         if (base + S::tile_items > p.n)
             return false; /* the partial last tile: from global memory */
         dl_bulk_expect(full, S::tile_bytes);
-        dl_bulk_copy(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base, S::tile_bytes, full);
+        dl_bulk_copy<DL_SCAN_LOAD_EVICT_FIRST>(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base, S::tile_bytes, full);
         return true;
     }
 };
