@@ -21,6 +21,7 @@ STYLES = {
     "dlscan": dict(color="tab:red", linewidth=2.5),
     "dlscan-det": dict(color="tab:red", linestyle=":", linewidth=1.5),
     "dlscan-blocks": dict(color="tab:pink"),
+    "dlscan-persistent": dict(color="tab:pink", linestyle=":"),
     "cub": dict(color="tab:blue", linewidth=2),
     "hillis-steele": dict(color="tab:olive"),
     "blelloch": dict(color="tab:green"),

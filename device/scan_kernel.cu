@@ -17,6 +17,8 @@
  *   out as soon as its data is, however busy its block is.
  * dl_scan_kernel (any GPU, any alignment): one block per tile, loading from global memory
  *   directly; element-wide accesses where the pointers are not 16-byte aligned.
+ *   dl_scan_few_tiles_kernel is the same with a looser register bound, for the few tiles
+ *   that the persistent kernel leaves to it (sm_90).
  *
  * The tile shape, its build-time knobs and the ring of stages are in persistent.cuh.
  */
@@ -84,7 +86,7 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
 /* ---------------------------------------------------------------- one block per tile */
 
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
-__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
+__device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
 {
     using S = dl_scan_shape<T>;
     __shared__ dl_tile_shared<T, S::warps, LEFT_FOLD> sh;
@@ -96,6 +98,25 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
                                        p.n, v);
     dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p, sh, tile, epoch, v, Op::identity());
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+}
+
+/* Large inputs without the persistent kernel: ptxas keeps registers low enough for three or
+ * four blocks per SM. */
+template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
+{
+    dl_scan_block<T, Op, VECTOR_ACCESS, LEFT_FOLD>(p);
+}
+
+/* No more tiles than the persistent kernel has blocks (sm_90, small inputs): the registers
+ * need only let that many blocks be resident at once (DL_SCAN_BLOCKS_PER_SM per SM). With
+ * the bound above, ptxas held the 32-bit min and max kernels to 80 registers, where they
+ * spilled and took 2 us longer at 2^21 items (bench/NOTES.md, section 17). */
+template <typename T, typename Op, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_SCAN_THREADS, DL_SCAN_BLOCKS_PER_SM)
+    dl_scan_few_tiles_kernel(const dl_scan_params p)
+{
+    dl_scan_block<T, Op, true, LEFT_FOLD>(p);
 }
 
 /* ---------------------------------------------------------------- persistent, specialized */
@@ -116,9 +137,10 @@ template <typename T> struct dl_scan_fill {
     }
 };
 
-/* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane its 16-byte
- * vectors in turn, then an order-keeping tree), and publishes the aggregate at once: successors can
- * fold it while this tile still waits for its block's compute warps. */
+/* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
+ * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
+ * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
+ * it while this tile still waits for its block's compute warps. */
 template <typename T, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
                                                      const unsigned char *stages, uint32_t tiles)
@@ -137,15 +159,35 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T acc = Op::identity();
         if (base + S::tile_items <= p.n) {
+            /* CHAINS x vec independent accumulators: the chain of dependent operations is
+             * vectors / (32 CHAINS) long instead of tile_items / 32, which took up to 0.8 us
+             * per call for min and max (bench/NOTES.md, section 17). */
+            constexpr int CHAINS = DL_SCAN_REDUCE_CHAINS;
+            constexpr int vectors = S::tile_bytes / 16;
+            static_assert(vectors % (32 * CHAINS) == 0, "whole rounds of chains");
             const uint4 *staged = reinterpret_cast<const uint4 *>(stages + s * S::tile_bytes);
-#pragma unroll 4
-            for (int j = lane; j < S::tile_bytes / 16; j += 32) {
-                dl_vector<T, S::vec> u;
-                u.raw = staged[j];
+            T chain[CHAINS][S::vec];
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c)
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
-                    acc = Op()(acc, u.item[e]);
+                    chain[c][e] = Op::identity();
+#pragma unroll 2
+            for (int j = lane; j < vectors; j += 32 * CHAINS) {
+#pragma unroll
+                for (int c = 0; c < CHAINS; ++c) {
+                    dl_vector<T, S::vec> u;
+                    u.raw = staged[j + 32 * c];
+#pragma unroll
+                    for (int e = 0; e < S::vec; ++e)
+                        chain[c][e] = Op()(chain[c][e], u.item[e]);
+                }
             }
+#pragma unroll
+            for (int c = 0; c < CHAINS; ++c)
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    acc = Op()(acc, chain[c][e]);
         } else {
             const T *in = static_cast<const T *>(p.in) + base;
             const uint64_t count = p.n - base;
@@ -264,8 +306,9 @@ static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, di
     return (int)cudaLaunchKernelEx(&config, kernel, p);
 }
 
-/* Picks the kernel and instantiation for T and Op: persistent where the GPU and the
- * alignment allow, element or vector accesses otherwise; tree or left fold. */
+/* Picks the kernel and instantiation for T and Op: where the GPU and the alignment allow,
+ * persistent, or one block per tile for fewer tiles than its grid; elsewhere one block per
+ * tile with element or vector accesses; tree or left fold. */
 struct dl_scan_launcher {
     template <typename T, typename Op>
     static int run(const dl_scan_params *p, int left_fold, cudaStream_t stream)
@@ -287,6 +330,10 @@ struct dl_scan_launcher {
                              *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
                              stream);
         }
+        if (vector && p->persistent_blocks > 0)
+            return dl_launch(fold ? dl_scan_few_tiles_kernel<T, Op, fold_matters>
+                                  : dl_scan_few_tiles_kernel<T, Op, false>,
+                             *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
         void (*kernel)(dl_scan_params) = vector && fold ? dl_scan_kernel<T, Op, true, fold_matters>
                                          : vector       ? dl_scan_kernel<T, Op, true, false>
                                          : fold         ? dl_scan_kernel<T, Op, false, fold_matters>
