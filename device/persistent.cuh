@@ -247,6 +247,20 @@ template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &
     __syncthreads();
 }
 
+/* A field of a stage's header (its tile, the reducer's aggregate), read by lane 0 alone and
+ * passed to the warp's other lanes. Lane 0 is the lane that then arrives on the barrier that
+ * hands the stage on, so program order alone puts every read of the field before the
+ * producer's next write to it. (When each lane read it, with __syncwarp before lane 0's
+ * arrival, compute-sanitizer's racecheck now and then reported the producer's write as racing
+ * with those reads.) */
+template <typename V> __device__ __forceinline__ V dl_stage_header(const V &field)
+{
+    V value = V();
+    if (threadIdx.x % 32 == 0)
+        value = *const_cast<const volatile V *>(&field);
+    return dl_shfl(value, 0);
+}
+
 /* Producer (lane 0 of its warp): draws a ticket for each free stage and has `fill` prefetch
  * that tile, until it draws one past the end (lookback.h, "Tickets"). fill(stage, tile,
  * full) issues the stage's bulk copies (dl_bulk_expect, then dl_bulk_copy) and returns true,

@@ -150,7 +150,7 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = sh.stage_tile[s];
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles) {
             if (lane == 0)
                 dl_mbar_arrive(&sh.reduced[s]);
@@ -222,10 +222,10 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = sh.stage_tile[s];
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
             return;
-        const T aggregate = sh.stage_aggregate[s];
+        const T aggregate = dl_stage_header(sh.stage_aggregate[s]);
         const uint32_t epoch = sh.epoch;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T v[S::rows][S::vec];
