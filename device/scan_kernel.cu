@@ -100,8 +100,9 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
-/* Large inputs without the persistent kernel: ptxas keeps registers low enough for three or
- * four blocks per SM. */
+/* Large inputs without the persistent kernel: given no minimum of blocks per SM, ptxas keeps
+ * most instantiations at 64-80 registers (three or four blocks per SM), which one block per
+ * tile needs at these sizes (bench/NOTES.md, section 17). */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
 {
