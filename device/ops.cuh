@@ -51,6 +51,17 @@ template <typename T> struct dl_max {
     __device__ static T identity() { return dl_limits<T>::lowest(); }
     __device__ T operator()(T a, T b) const { return a < b ? b : a; }
 };
+/* float32: fminf and fmaxf, one instruction (FMNMX) where the comparison and select are two
+ * in a row on the scan's critical path (bench/NOTES.md, section 19). They differ from the
+ * comparison only where dlscan.h leaves the result open: NaNs, and which of two equal zeros. */
+template <> struct dl_min<float> {
+    __device__ static float identity() { return dl_limits<float>::highest(); }
+    __device__ float operator()(float a, float b) const { return fminf(a, b); }
+};
+template <> struct dl_max<float> {
+    __device__ static float identity() { return dl_limits<float>::lowest(); }
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
 
 /* Whether a left-fold (deterministic) look-back changes anything for T and Op: only
  * float sums are not associative. */

@@ -126,6 +126,24 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const bool whole = tile_base + S::tile_items <= n;
     const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+    if (VECTOR_ACCESS && whole) {
+        /* A whole tile: every row's load is issued before any is used. (Through
+         * dl_load_row's per-row bound checks, ptxas loaded each row of 8-byte items into the
+         * same registers and waited for it before the next: eight L2 round trips in a row,
+         * 1.1-1.4 us of every one-block 64-bit tile; bench/NOTES.md, section 19.) */
+        dl_vector<T, S::vec> u[S::rows];
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r) {
+            const uint4 *p = reinterpret_cast<const uint4 *>(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
+            u[r].raw = DL_SCAN_STREAM_LOADS ? __ldcs(p) : *p;
+        }
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                v[r][e] = u[r].item[e];
+        return;
+    }
 #pragma unroll
     for (int r = 0; r < S::rows; ++r)
         dl_load_row<T, Op, S::vec, VECTOR_ACCESS>(in, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
@@ -209,6 +227,11 @@ struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
     uint64_t empty[STAGES];
     uint32_t stage_tile[STAGES];
     T stage_aggregate[STAGES];
+    uint32_t stage_published[STAGES]; /* scan: 1 if the reducer published the stage's aggregate
+                                         (stage_aggregate), 0 if it left it to the compute warps */
+    uint32_t compute_next;            /* scan: the ring position the compute warps take next */
+    uint32_t looked_back[2];          /* scan: warp 0 has the tile's prefix before the warps
+                                         meet (by the parity of the block's tile count) */
 };
 
 /* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
@@ -242,6 +265,7 @@ template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &
             dl_mbar_init(&sh.reduced[s], 1);
             dl_mbar_init(&sh.empty[s], compute_warps);
         }
+        sh.compute_next = 0;
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();

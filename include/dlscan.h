@@ -88,8 +88,9 @@ typedef enum dlscan_type {
 
 /* Operators, with their identities: sum 0; min the type's largest value (+inf for
  * floats); max the type's smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
- * and max(a, b) is `a < b ? b : a`, with a the earlier item; with NaNs in the input the
- * result of min and max is unspecified. */
+ * and max(a, b) is `a < b ? b : a`, with a the earlier item (float32: C's fminf and fmaxf,
+ * which may return either of two equal zeros, +0 or -0); with NaNs in the input the result
+ * of min and max is unspecified. */
 typedef enum dlscan_op { DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2 } dlscan_op;
 
 /* An opaque handle: the backend (GPU or CPU), the descriptor storage it keeps between
@@ -262,9 +263,8 @@ typedef enum dlscan_option {
     DLSCAN_OPTION_TEST_EPOCH = 4,
     /* GPU handles: 1 (default) runs the persistent kernels (scans; select_flagged,
      * select_if and unique) where the GPU (sm_90 and newer), the alignment (16-byte aligned
-     * inputs) and the size (more tiles than the kernel has blocks; for 64-bit scans, more than
-     * a sixteenth of that) allow: a few blocks per SM
-     * that prefetch tiles into shared memory. 0 always runs one block per tile; 2 runs the
+     * inputs) and the size (more tiles than the kernel has blocks; for scans, more than half
+     * that) allow: a few blocks per SM that prefetch tiles into shared memory. 0 always runs one block per tile; 2 runs the
      * persistent kernels at any size (for testing). Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
     /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for

@@ -3,6 +3,7 @@
  * by DL_CPU_OPS. Signed integer sums run on the unsigned type of the same size: two's-
  * complement wrap-around without undefined behaviour (as on the GPU).
  */
+#include <math.h>
 #include <string.h>
 
 #include "cpu_ops.h"
@@ -10,6 +11,8 @@
 #define DL_SUM(a, b) ((a) + (b))
 #define DL_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define DL_MAX(a, b) ((a) < (b) ? (b) : (a))
+#define DL_FMIN(a, b) fminf((a), (b)) /* float32, as on the GPU (dlscan.h) */
+#define DL_FMAX(a, b) fmaxf((a), (b))
 
 /* Partial accumulators of a reduction: independent chains the compiler can vectorize,
  * combined in a fixed order at the end. */
@@ -103,8 +106,8 @@ DL_CPU_OPS(dl_i64_max, int64_t, DL_MAX)
 DL_CPU_OPS(dl_u64_min, uint64_t, DL_MIN)
 DL_CPU_OPS(dl_u64_max, uint64_t, DL_MAX)
 DL_CPU_OPS(dl_f32_sum, float, DL_SUM)
-DL_CPU_OPS(dl_f32_min, float, DL_MIN)
-DL_CPU_OPS(dl_f32_max, float, DL_MAX)
+DL_CPU_OPS(dl_f32_min, float, DL_FMIN)
+DL_CPU_OPS(dl_f32_max, float, DL_FMAX)
 DL_CPU_OPS(dl_f64_sum, double, DL_SUM)
 DL_CPU_OPS(dl_f64_min, double, DL_MIN)
 DL_CPU_OPS(dl_f64_max, double, DL_MAX)

@@ -1,0 +1,165 @@
+/*
+ * bench_ops.c: the cost of the operator. For each type and size it times dlscan's inclusive
+ * sum, min and max and its exclusive sum in alternating rounds within one process (per-call
+ * us, back-to-back calls, median of the rounds), so that the ratios to the sum carry none of
+ * the drift between separate runs: issue 5 asks min, max and exclusive to stay within 2%.
+ *
+ *   bench_ops [--min-log 12] [--max-log 24] [--rounds 9] [--markdown FILE]
+ *
+ * Each round times enough calls for about 2 ms per operator. Inputs are random and every
+ * operator is checked once against the CPU reference first (tests/scan_check.c).
+ */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlscan.h"
+#include "scan_check.h"
+
+int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
+
+#define CHECK_CUDA(call)                                                                          \
+    do {                                                                                          \
+        const cudaError_t e = (call);                                                             \
+        if (e != cudaSuccess) {                                                                   \
+            fprintf(stderr, "bench_ops: %s failed: %s\n", #call, cudaGetErrorString(e));          \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+enum { SUM, MIN, MAX, EXCLUSIVE, KINDS };
+static const char *const kind_names[KINDS] = {"sum", "min", "max", "exclusive sum"};
+static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
+
+static dlscan_status call(dlscan_handle_t h, int kind, const void *in, void *out, size_t n,
+                          dlscan_type type, cudaStream_t stream)
+{
+    if (kind == EXCLUSIVE)
+        return dlscan_exclusive_scan(h, in, out, n, type, DLSCAN_SUM, NULL, stream);
+    return dlscan_inclusive_scan(h, in, out, n, type,
+                                 kind == MIN ? DLSCAN_MIN : kind == MAX ? DLSCAN_MAX : DLSCAN_SUM, stream);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    int min_log = 12, max_log = 24, rounds = 9;
+    const char *markdown = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--min-log"))
+            min_log = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-log"))
+            max_log = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rounds"))
+            rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--markdown"))
+            markdown = argv[i + 1];
+        else
+            break;
+    }
+    if (min_log < 1 || max_log > 30 || min_log > max_log || rounds < 1 || rounds > 64 || argc % 2 == 0) {
+        fprintf(stderr, "usage: bench_ops [--min-log 12] [--max-log 24] [--rounds 9] [--markdown FILE]\n");
+        return 2;
+    }
+    const dlscan_type types[] = {DLSCAN_INT32, DLSCAN_FLOAT32, DLSCAN_INT64, DLSCAN_FLOAT64};
+    const size_t max_n = (size_t)1 << max_log, max_bytes = max_n * 8;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    dlscan_handle_t h;
+    if (dlscan_create(&h) != DLSCAN_SUCCESS)
+        return 1;
+    void *in, *out;
+    CHECK_CUDA(cudaMalloc(&in, max_bytes));
+    CHECK_CUDA(cudaMalloc(&out, max_bytes));
+    void *host_in = malloc(max_bytes), *host_out = malloc(max_bytes);
+    FILE *md = markdown ? fopen(markdown, "w") : NULL;
+    if (!host_in || !host_out || (markdown && !md))
+        return 1;
+    struct cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    FILE *outs[2] = {stdout, md};
+    for (int f = 0; f < 2; ++f)
+        if (outs[f])
+            fprintf(outs[f],
+                    "\n## %s: dlscan per call by operator, alternating rounds in one process (median of %d)\n\n"
+                    "| type | n | sum us | min us | max us | exclusive us | min / sum | max / sum | exclusive / sum |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n",
+                    prop.name, rounds);
+    uint64_t rng = test_seed();
+    int wrong = 0;
+    for (int t = 0; t < 4; ++t) {
+        const dlscan_type type = types[t];
+        test_fill_random(type, TEST_VALUES_UNIFORM, host_in, max_n, &rng);
+        CHECK_CUDA(cudaMemcpy(in, host_in, max_bytes, cudaMemcpyHostToDevice));
+        for (int lg = min_log; lg <= max_log; ++lg) {
+            const size_t n = (size_t)1 << lg;
+            if (dlscan_reserve(h, n, type) != DLSCAN_SUCCESS)
+                return 1;
+            for (int k = 0; k < KINDS; ++k) { /* validate once, into a poisoned output */
+                CHECK_CUDA(cudaMemsetAsync(out, 0xa5, max_bytes, stream));
+                if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
+                    return 1;
+                CHECK_CUDA(cudaStreamSynchronize(stream)); /* the stream does not wait for the legacy one */
+                CHECK_CUDA(cudaMemcpy(host_out, out, n * (type == DLSCAN_INT32 || type == DLSCAN_FLOAT32 ? 4 : 8),
+                                      cudaMemcpyDeviceToHost));
+                const scan_case c = {type, k == MIN ? DLSCAN_MIN : k == MAX ? DLSCAN_MAX : DLSCAN_SUM,
+                                     k == EXCLUSIVE, 0, 0, n, TEST_VALUES_UNIFORM};
+                char message[256];
+                if (!scan_check_output(&c, host_in, NULL, host_out, message, sizeof message)) {
+                    fprintf(stderr, "bench_ops: %s %s n = %zu is wrong: %s\n", type_names[type],
+                            kind_names[k], n, message);
+                    ++wrong;
+                }
+            }
+            double samples[KINDS][64];
+            int calls = 0;
+            for (int r = -1; r < rounds; ++r) /* round -1 warms up and sizes the rounds */
+                for (int k = 0; k < KINDS; ++k) {
+                    const int count = calls ? calls : 20;
+                    CHECK_CUDA(cudaEventRecord(start, stream));
+                    for (int i = 0; i < count; ++i)
+                        if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
+                            return 1;
+                    CHECK_CUDA(cudaEventRecord(stop, stream));
+                    CHECK_CUDA(cudaEventSynchronize(stop));
+                    float ms = 0;
+                    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+                    if (r < 0 && k == KINDS - 1) {
+                        calls = (int)(2.0 / (ms / count));
+                        calls = calls < 20 ? 20 : calls > 2000 ? 2000 : calls;
+                    }
+                    if (r >= 0)
+                        samples[k][r] = 1000.0 * ms / count;
+                }
+            double median[KINDS];
+            for (int k = 0; k < KINDS; ++k) {
+                qsort(samples[k], (size_t)rounds, sizeof(double), compare_doubles);
+                median[k] = samples[k][rounds / 2];
+            }
+            for (int f = 0; f < 2; ++f)
+                if (outs[f])
+                    fprintf(outs[f], "| %s | 2^%d | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.3f |\n",
+                            type_names[type], lg, median[SUM], median[MIN], median[MAX], median[EXCLUSIVE],
+                            median[MIN] / median[SUM], median[MAX] / median[SUM],
+                            median[EXCLUSIVE] / median[SUM]);
+            fflush(stdout);
+        }
+    }
+    if (md)
+        fclose(md);
+    dlscan_destroy(h);
+    cudaFree(in);
+    cudaFree(out);
+    free(host_in);
+    free(host_out);
+    return wrong ? 1 : 0;
+}
