@@ -236,11 +236,12 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
             mine = VOp()(mine, DL_CONTRIBUTION(j));
     const V sums[1] = {mine};
     V prefixes[1];
-    const V tile_start = dl_tile_prefixes<V, VOp, LEFT_FOLD, 1, DL_COMPACT_WARPS, false>(
+    dl_tile_prefixes<V, VOp, LEFT_FOLD, 1, DL_COMPACT_WARPS, false>(
         sh, sums, prefixes, tile, epoch, VOp::identity(), p.descriptors,
         p.count_stats ? p.control->stats : nullptr, VOp::identity(), p.test_delay_ns);
     if (t == DL_COMPACT_THREADS - 1)
         tile_end = VOp()(prefixes[0], mine);
+    const V tile_start = sh.tile_prefix;
     __syncthreads();
     const V end = tile_end;
     const bool last_tile = tile == tiles - 1;
@@ -493,10 +494,10 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
 
         /* Every row's count of kept items before it, over the whole input. */
         unsigned long long row_prefix[S::rows];
-        const unsigned long long tile_start =
-            dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
-                sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors,
-                p.count_stats ? p.control->stats : nullptr, aggregate, p.test_delay_ns);
+        dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
+            sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors,
+            p.count_stats ? p.control->stats : nullptr, aggregate, p.test_delay_ns);
+        const unsigned long long tile_start = sh.tile_prefix;
 
         /* The kept items, compacted, into the stage (everyone has read it: the prefixes
          * synchronized the compute warps). Unique in place skips items already in place. */

@@ -227,11 +227,6 @@ struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
     uint64_t empty[STAGES];
     uint32_t stage_tile[STAGES];
     T stage_aggregate[STAGES];
-    uint32_t stage_published[STAGES]; /* scan: 1 if the reducer published the stage's aggregate
-                                         (stage_aggregate), 0 if it left it to the compute warps */
-    uint32_t compute_next;            /* scan: the ring position the compute warps take next */
-    uint32_t looked_back[2];          /* scan: warp 0 has the tile's prefix before the warps
-                                         meet (by the parity of the block's tile count) */
 };
 
 /* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
@@ -265,7 +260,6 @@ template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &
             dl_mbar_init(&sh.reduced[s], 1);
             dl_mbar_init(&sh.empty[s], compute_warps);
         }
-        sh.compute_next = 0;
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();

@@ -34,89 +34,31 @@
 
 /* ---------------------------------------------------------------- one tile */
 
-/* The persistent kernel's reducer on a stage (dl_stage_aggregate): published its aggregate, or left it to the compute warps. */
-template <typename T> struct dl_stage_verdict {
-    T aggregate;
-    bool published;
-};
-
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
- * working the tile calls it. Warp 0 publishes the aggregate the block computes, looks back,
- * and the warps meet again for the prefix. SPECIALIZED (the persistent kernel): warp 0 first
- * asks `published()` (dl_stage_aggregate) whether the reducer published the aggregate; if it
- * did, warp 0 looks back on that value at once and the warps meet only once. `parity` is the
- * parity of the block's tile count (tile.cuh). The look-back starts once warp 0 has scanned
- * its rows: in a small call every tile starts at once, and a look-back started sooner would
- * only wait longer for its predecessors' aggregates (bench/NOTES.md, section 19). */
+ * working the tile calls it (SPECIALIZED and `published`: see dl_tile_prefixes). */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED,
-          typename SHARED, typename PUBLISHED>
+          typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
-                                             uint32_t epoch, int parity,
+                                             uint32_t epoch,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
-                                             const PUBLISHED &published)
+                                             T published)
 {
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const T seed = dl_value_from_bits<T>(p.seed_bits);
-    unsigned long long *stats = p.count_stats ? p.control->stats : nullptr;
 
-    /* Each row's vector scanned in place, then every item's prefix within the warp's run. */
-    T lane_sum[S::rows], lane_prefix[S::rows];
+    T lane_sum[S::rows];
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
-        lane_sum[r] = dl_tree_reduce<T, Op, S::vec>(v[r]);
+        lane_sum[r] = v[r][0];
 #pragma unroll
         for (int e = 1; e < S::vec; ++e)
-            v[r][e] = Op()(v[r][e - 1], v[r][e]);
-    }
-    const T warp_total = dl_warp_prefixes<T, Op, S::rows>(lane_sum, lane_prefix);
-    if (lane == 0)
-        sh.warp_total[parity][warp] = warp_total;
-#pragma unroll
-    for (int r = 0; r < S::rows; ++r) {
-        if (p.exclusive) {
-#pragma unroll
-            for (int e = S::vec - 1; e > 0; --e)
-                v[r][e] = Op()(lane_prefix[r], v[r][e - 1]);
-            v[r][0] = lane_prefix[r];
-        } else {
-#pragma unroll
-            for (int e = 0; e < S::vec; ++e)
-                v[r][e] = Op()(lane_prefix[r], v[r][e]);
-        }
+            lane_sum[r] = Op()(lane_sum[r], v[r][e]);
     }
 
-    /* The tile's prefix over the input (warp 0), and each warp's within the tile. */
-    bool looked_back = false;
-    if constexpr (SPECIALIZED) {
-        if (warp == 0) {
-            const dl_stage_verdict<T> verdict = published();
-            if (verdict.published) {
-                const T prefix = dl_tile_lookback<T, Op, LEFT_FOLD, true>(
-                    p.descriptors, tile, epoch, seed, verdict.aggregate, sh.fold_buffer, stats, p.test_delay_ns);
-                if (lane == 0)
-                    sh.tile_prefix[parity] = prefix;
-            }
-            if (lane == 0)
-                sh.looked_back[parity] = verdict.published;
-        }
-    }
-    dl_tile_sync<SPECIALIZED, S::warps>();
-    if constexpr (SPECIALIZED)
-        looked_back = sh.looked_back[parity] != 0;
-    T aggregate;
-    const T before = dl_block_prefix<T, Op, S::warps>(sh.warp_total[parity], &aggregate);
-    if (!looked_back) {
-        if (warp == 0) {
-            const T prefix = dl_tile_lookback<T, Op, LEFT_FOLD, false>(p.descriptors, tile, epoch, seed,
-                                                                       aggregate, sh.fold_buffer, stats,
-                                                                       p.test_delay_ns);
-            if (lane == 0)
-                sh.tile_prefix[parity] = prefix;
-        }
-        dl_tile_sync<SPECIALIZED, S::warps>();
-    }
-    const T start = Op()(sh.tile_prefix[parity], before);
+    T row_prefix[S::rows];
+    dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
+        sh, lane_sum, row_prefix, tile, epoch, dl_value_from_bits<T>(p.seed_bits), p.descriptors,
+        p.count_stats ? p.control->stats : nullptr, published, p.test_delay_ns);
 
     T *out = static_cast<T *>(p.out);
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
@@ -124,9 +66,18 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
+        T running = row_prefix[r];
 #pragma unroll
-        for (int e = 0; e < S::vec; ++e)
-            v[r][e] = Op()(start, v[r][e]);
+        for (int e = 0; e < S::vec; ++e) {
+            const T item = v[r][e];
+            if (p.exclusive) {
+                v[r][e] = running;
+                running = Op()(running, item);
+            } else {
+                running = Op()(running, item);
+                v[r][e] = running;
+            }
+        }
         dl_store_row<T, S::vec, VECTOR_ACCESS>(out, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
                                                p.n, whole, v[r]);
     }
@@ -145,7 +96,7 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     T v[S::rows][S::vec];
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p, sh, tile, epoch, 0, v, 0);
+    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p, sh, tile, epoch, v, Op::identity());
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
@@ -190,13 +141,8 @@ template <typename T> struct dl_scan_fill {
 /* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
  * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
  * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
- * it while this tile still waits for its block's compute warps. A tile the compute warps are
- * already waiting for, it leaves to them (stage_published = 0): they reduce it as they scan
- * it, and the reducer, working beside them, would only slow them down, and itself more (it
- * took 1.4-1.9 us to publish a 64-bit tile there instead of 0.7: bench/NOTES.md, section 19).
- * Deterministic float sums (LEFT_FOLD) always reduce here: their aggregate must be summed in
- * one order whoever is waiting. */
-template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
+ * it while this tile still waits for its block's compute warps. */
+template <typename T, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
                                                      const unsigned char *stages, uint32_t tiles)
 {
@@ -210,16 +156,6 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
             if (lane == 0)
                 dl_mbar_arrive(&sh.reduced[s]);
             return;
-        }
-        uint32_t compute_next = 0;
-        if (lane == 0)
-            compute_next = atomicAdd(&sh.compute_next, 0u);
-        if (!LEFT_FOLD && dl_shfl(compute_next, 0) >= k) {
-            if (lane == 0) {
-                sh.stage_published[s] = 0;
-                dl_mbar_arrive(&sh.reduced[s]);
-            }
-            continue;
         }
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T acc = Op::identity();
@@ -271,33 +207,13 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
             else
                 dl_gpu_publish<T>(p.descriptors, tile, epoch, DL_STATUS_A, aggregate);
             sh.stage_aggregate[s] = aggregate;
-            sh.stage_published[s] = 1;
             dl_mbar_arrive(&sh.reduced[s]);
         }
     }
 }
 
-/* Warp 0 of the compute warps, all lanes: waits for the reducer's verdict on stage s (phase
- * `phase`) and takes it; the stage is then free (the other warps free it as soon as they have
- * their rows in registers). */
-template <typename T, typename SHARED> struct dl_stage_aggregate {
-    SHARED &sh;
-    int s;
-    uint32_t phase;
-    __device__ dl_stage_verdict<T> operator()() const
-    {
-        dl_mbar_wait(&sh.reduced[s], phase);
-        const dl_stage_verdict<T> verdict = {dl_stage_header(sh.stage_aggregate[s]),
-                                             dl_stage_header(sh.stage_published[s]) != 0};
-        if (threadIdx.x % 32 == 0)
-            dl_mbar_arrive(&sh.empty[s]);
-        return verdict;
-    }
-};
-
-/* Compute warps: take each stage in ring order into registers as soon as its data is in, and
- * scan the tile (look-back by warp 0 on the reducer's aggregate, inclusive prefix, stores):
- * the reducer's work on a tile overlaps the compute warps' (bench/NOTES.md, section 19). */
+/* Compute warps: take each reduced stage in ring order into registers, free it, and scan the
+ * tile (look-back by warp 0, inclusive prefix on the reducer's aggregate, stores). */
 template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, SHARED &sh,
                                                       const unsigned char *stages, uint32_t tiles)
@@ -306,13 +222,11 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
-        const uint32_t phase = (k / SHARED::stages) & 1;
-        if (threadIdx.x == 0)
-            atomicExch(&sh.compute_next, k);
-        dl_mbar_wait(&sh.full[s], phase);
+        dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
             return;
+        const T aggregate = dl_stage_header(sh.stage_aggregate[s]);
         const uint32_t epoch = sh.epoch;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T v[S::rows][S::vec];
@@ -330,12 +244,9 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
             dl_load_tile<T, Op, true>(static_cast<const T *>(p.in), base, p.n, v);
         }
         __syncwarp();
-        if (warp != 0 && lane == 0)
+        if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
-        const dl_stage_aggregate<T, SHARED> published = {sh, s, phase};
         if (DL_SCAN_COPY_ONLY) {
-            if (warp == 0)
-                published();
             const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
 #pragma unroll
             for (int r = 0; r < S::rows; ++r)
@@ -343,7 +254,7 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
                                               p.n, base + S::tile_items <= p.n, v[r]);
             continue;
         }
-        dl_scan_tile<T, Op, true, LEFT_FOLD, true>(p, sh, tile, epoch, (int)(k & 1), v, published);
+        dl_scan_tile<T, Op, true, LEFT_FOLD, true>(p, sh, tile, epoch, v, aggregate);
     }
 }
 
@@ -353,7 +264,7 @@ using dl_scan_shared = dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOL
                                             dl_ring_stages(dl_scan_shape<T>::tile_bytes)>;
 
 template <typename T, typename Op, bool LEFT_FOLD>
-__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
+__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     dl_scan_persistent_kernel(const dl_scan_params p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -368,7 +279,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER
     if (warp == S::warps)
         dl_persistent_produce(p.control, sh, tiles, dl_scan_fill<T>{p, stages});
     else if (warp == S::warps + 1)
-        dl_persistent_reduce<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
+        dl_persistent_reduce<T, Op>(p, sh, stages, tiles);
     else
         dl_persistent_compute<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
     __syncthreads();
@@ -408,9 +319,10 @@ struct dl_scan_launcher {
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
-        /* Persistent from half its grid on; fewer tiles finish sooner one block each, 8-byte
-         * items too since their loads overlap (bench/NOTES.md, section 19). */
-        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
+        /* Persistent where it fills its grid, 8-byte items from half of it: fewer tiles finish
+         * sooner one block each (bench/NOTES.md, section 19). */
+        const uint64_t min_tiles = sizeof(T) == 8 ? p->persistent_min_tiles / 2 : p->persistent_min_tiles;
+        if (vector && p->persistent_blocks > 0 && tiles > min_tiles) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;
             return dl_launch(fold ? dl_scan_persistent_kernel<T, Op, fold_matters>

@@ -3,9 +3,8 @@
  * lookback.h:
  *   dl_tile_take      thread 0 takes the block's tile from the handle's counter;
  *   dl_tile_prefixes  turns each lane's per-row partials into exclusive prefixes over the
- *                     whole input: warp scans, the warps' totals, then warp 0 publishes the
- *                     tile's aggregate, looks back and publishes its inclusive prefix (its
- *                     steps are separate functions too, for the scan to order its own way);
+ *                     whole input: warp scans, a block scan, then warp 0 publishes the
+ *                     tile's aggregate, looks back and publishes its inclusive prefix;
  *   dl_tile_finish    in the rare call where the epoch wraps, the last block to finish
  *                     clears the descriptors.
  * Together with the last ticket's reset in dl_tile_take, the next call needs no
@@ -24,8 +23,8 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
     uint32_t tile;
     uint32_t epoch;
     uint32_t ticket_base;
-    T warp_total[2][WARPS]; /* each warp's total, by the parity of the block's tile count */
-    T tile_prefix[2];       /* the tile's exclusive prefix from the look-back, likewise */
+    T warp_prefix[WARPS]; /* first each warp's total, then its exclusive prefix in the tile */
+    T tile_prefix;        /* the tile's exclusive prefix, from the look-back */
     T fold_buffer[LEFT_FOLD ? DL_FOLD_WINDOWS * DL_WINDOW : 1];
 };
 
@@ -156,144 +155,79 @@ template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_s
 }
 
 /*
- * A tile's prefixes, in steps that the kernels order to suit them:
- *   dl_warp_prefixes     each warp alone: every lane's exclusive prefix of each of its rows
- *                        within the warp's run of the tile, and the warp's total;
- *   dl_block_prefix      after a barrier: the warp's exclusive prefix within the tile, and
- *                        the tile's aggregate, from every warp's total in shared memory;
- *   dl_tile_lookback     warp 0: the descriptor protocol, which gives the tile's exclusive
- *                        prefix over the whole input, seed first;
- *   dl_tile_prefixes     the three in order, for kernels that need nothing in between.
- * An item's prefix is then tile prefix (+) warp prefix (+) its prefix within the warp: the
- * look-back's result enters every item's value through one operation, so nothing but that
- * and the stores waits for the look-back (before, a chain of about 13 operations did, which
- * min and max, two or four instructions each, made longer: bench/NOTES.md, section 19).
+ * lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
+ * Writes row_prefix[r]: the exclusive prefix of the first of those items over the whole
+ * input, seed first. The first WARPS warps of the block call it; it synchronizes them twice.
  *
- * Shared memory is indexed by `parity`, the parity of the tiles the block has worked: a
- * block whose warps meet at one barrier per tile (the persistent scan) then never writes a
- * slot that a slower warp may still read. Blocks that meet twice per tile pass 0.
+ * SPECIALIZED = false: warp 0 publishes the tile's aggregate (its own tree over the block)
+ * and, after the look-back, its inclusive prefix. SPECIALIZED = true: another warp already
+ * published the aggregate `published` (and, for tile 0, the inclusive prefix); the inclusive
+ * prefix is built on that same value, so that P = E (+) A holds for every reader.
  */
-
-/* The reduction of x[0..N-1] as an order-keeping tree: log2(N) operations deep instead of
- * N - 1, for the values the look-back waits for (the tile's aggregate and what leads to it). */
-template <typename T, typename Op, int N> __device__ __forceinline__ T dl_tree_reduce(const T (&x)[N])
-{
-    T t[N];
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-        t[i] = x[i];
-#pragma unroll
-    for (int width = 1; width < N; width *= 2)
-#pragma unroll
-        for (int i = 0; i + width < N; i += 2 * width)
-            t[i] = Op()(t[i], t[i + width]);
-    return t[0];
-}
-
-/* lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
- * Writes lane_prefix[r], the reduction of everything in the warp's run before this lane's
- * row r (identity for the run's first), and returns the warp's total, in every lane. */
-template <typename T, typename Op, int ROWS>
-__device__ __forceinline__ T dl_warp_prefixes(const T (&lane_sum)[ROWS], T (&lane_prefix)[ROWS])
+template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS, bool SPECIALIZED>
+__device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
+                                                 const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
+                                                 uint32_t tile, uint32_t epoch, T seed,
+                                                 dl_word *descriptors, unsigned long long *stats,
+                                                 T published, uint32_t test_delay_ns)
 {
     const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+
+    /* Each row scanned across the warp's lanes; rows totalled. */
+    T lane_exclusive[ROWS];
     T row_total[ROWS];
-    T running = Op::identity();
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         const T inclusive = dl_warp_inclusive_scan<T, Op>(lane_sum[r]);
-        const T before = dl_shfl_up(inclusive, 1);
         row_total[r] = dl_shfl(inclusive, 31);
-        lane_prefix[r] = lane == 0 ? running : Op()(running, before);
+        const T before = dl_shfl_up(inclusive, 1);
+        lane_exclusive[r] = lane == 0 ? Op::identity() : before;
+    }
+    T warp_total = row_total[0];
+#pragma unroll
+    for (int r = 1; r < ROWS; ++r)
+        warp_total = Op()(warp_total, row_total[r]);
+    if (lane == 0)
+        sh.warp_prefix[warp] = warp_total;
+    dl_tile_sync<SPECIALIZED, WARPS>();
+
+    /* Warp 0: the tile's aggregate and warp prefixes, then the descriptor protocol. */
+    if (warp == 0) {
+        const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
+        const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
+        const T aggregate = SPECIALIZED ? published : dl_shfl(inclusive, WARPS - 1);
+        const T before = dl_shfl_up(inclusive, 1);
+        if (lane < WARPS)
+            sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
+        T prefix = seed;
+        if (tile == 0) {
+            if (!SPECIALIZED && lane == 0)
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
+        } else {
+            /* Publish the aggregate before looking back: successors may fold it now. */
+            if (!SPECIALIZED && lane == 0) {
+                dl_test_pause(tile, 1, test_delay_ns);
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
+            }
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
+                                                       stats);
+            if (lane == 0) {
+                dl_test_pause(tile, 2, test_delay_ns);
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
+            }
+        }
+        if (lane == 0)
+            sh.tile_prefix = prefix;
+    }
+    dl_tile_sync<SPECIALIZED, WARPS>();
+
+    T running = Op()(sh.tile_prefix, sh.warp_prefix[warp]);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        row_prefix[r] = Op()(running, lane_exclusive[r]);
         running = Op()(running, row_total[r]);
     }
-    return dl_tree_reduce<T, Op, ROWS>(row_total);
-}
-
-/* `totals`: every warp's total (WARPS of them, visible to all warps). Returns the reduction
- * of the warps before this one (identity for warp 0); *aggregate: of all of them. */
-template <typename T, typename Op, int WARPS>
-__device__ __forceinline__ T dl_block_prefix(const T *totals, T *aggregate)
-{
-    const int warp = threadIdx.x / 32;
-    T total[WARPS];
-    T before = Op::identity(), running = Op::identity();
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
-        total[w] = totals[w];
-        if (w == warp)
-            before = running;
-        running = Op()(running, total[w]);
-    }
-    *aggregate = dl_tree_reduce<T, Op, WARPS>(total);
-    return before;
-}
-
-/*
- * Warp 0 of the block, all lanes: the descriptor protocol for `tile`, whose items reduce to
- * `aggregate`. Returns the tile's exclusive prefix (seed first) in every lane. Publishes
- * the aggregate with status A before looking back, so successors may fold it at once, and
- * after the look-back the inclusive prefix with status P. SPECIALIZED: another warp already
- * published the aggregate (and tile 0's inclusive prefix); the inclusive prefix is built on
- * that same value, so that P = E (+) A holds for every reader.
- */
-template <typename T, typename Op, bool LEFT_FOLD, bool SPECIALIZED>
-__device__ __forceinline__ T dl_tile_lookback(dl_word *descriptors, uint32_t tile, uint32_t epoch,
-                                              T seed, T aggregate, T *fold_buffer,
-                                              unsigned long long *stats, uint32_t test_delay_ns)
-{
-    const int lane = threadIdx.x % 32;
-    if (tile == 0) {
-        if (!SPECIALIZED && lane == 0)
-            dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
-        return seed;
-    }
-    if (!SPECIALIZED && lane == 0) {
-        dl_test_pause(tile, 1, test_delay_ns);
-        dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
-    }
-    const T prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, fold_buffer, stats);
-    if (lane == 0) {
-        dl_test_pause(tile, 2, test_delay_ns);
-        dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
-    }
-    return prefix;
-}
-
-/*
- * The steps in order, for the first WARPS warps of the block (they meet twice). lane_sum[r]
- * as for dl_warp_prefixes; writes row_prefix[r], the exclusive prefix of the first of this
- * lane's items in row r over the whole input, seed first, and returns the tile's exclusive
- * prefix. SPECIALIZED and `published`: see dl_tile_lookback (`published` is the aggregate).
- */
-template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS, bool SPECIALIZED>
-__device__ __forceinline__ T dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
-                                              const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
-                                              uint32_t tile, uint32_t epoch, T seed,
-                                              dl_word *descriptors, unsigned long long *stats,
-                                              T published, uint32_t test_delay_ns)
-{
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const T warp_total = dl_warp_prefixes<T, Op, ROWS>(lane_sum, row_prefix);
-    if (lane == 0)
-        sh.warp_total[0][warp] = warp_total;
-    dl_tile_sync<SPECIALIZED, WARPS>();
-    T aggregate;
-    const T before = dl_block_prefix<T, Op, WARPS>(sh.warp_total[0], &aggregate);
-    if (warp == 0) {
-        const T prefix = dl_tile_lookback<T, Op, LEFT_FOLD, SPECIALIZED>(
-            descriptors, tile, epoch, seed, SPECIALIZED ? published : aggregate, sh.fold_buffer,
-            stats, test_delay_ns);
-        if (lane == 0)
-            sh.tile_prefix[0] = prefix;
-    }
-    dl_tile_sync<SPECIALIZED, WARPS>();
-    const T tile_prefix = sh.tile_prefix[0];
-    const T start = Op()(tile_prefix, before);
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-        row_prefix[r] = Op()(start, row_prefix[r]);
-    return tile_prefix;
 }
 
 /* In the one call in 2^30 where the epoch wraps, every block counts itself done, and the
