@@ -76,8 +76,7 @@ typedef struct dl_compact_params {
     int count_stats;
     uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
     uint32_t persistent_blocks;  /* selects and unique on sm_90: the persistent grid; 0: none */
-    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this (half
-                                      of it for 8-byte items) */
+    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
 } dl_compact_params;
 
 /* Descriptor words per tile a compaction needs: a 64-bit count, or a 128-bit pair. */
