@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cuda_check.h"
 #include "dlscan.h"
 #include "scan_check.h"
 #include "variants.h"
@@ -268,15 +269,6 @@ static int variant_selected(const options *o, const char *name)
 }
 
 /* ---------------------------------------------------------------- timing */
-
-#define CUDA_CHECK(call)                                                                          \
-    do {                                                                                          \
-        const cudaError_t e = (call);                                                             \
-        if (e != cudaSuccess) {                                                                   \
-            fprintf(stderr, "bench: %s failed: %s\n", #call, cudaGetErrorString(e));              \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 static int compare_doubles(const void *a, const void *b)
 {

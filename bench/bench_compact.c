@@ -21,19 +21,11 @@
 #include <time.h>
 
 #include "compact_check.h"
+#include "cuda_check.h"
 #include "dlscan.h"
 #include "variants.h"
 
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
-
-#define CUDA_CHECK(call)                                                                          \
-    do {                                                                                          \
-        const cudaError_t e = (call);                                                             \
-        if (e != cudaSuccess) {                                                                   \
-            fprintf(stderr, "bench_compact: %s failed: %s\n", #call, cudaGetErrorString(e));      \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 static const char *const call_names[] = {"select_flagged", "select_if", "unique",
                                          "run_length_encode", "reduce_by_key"};

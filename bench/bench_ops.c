@@ -14,19 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "dlscan.h"
 #include "scan_check.h"
 
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
-
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        const cudaError_t e = (call);                                                             \
-        if (e != cudaSuccess) {                                                                   \
-            fprintf(stderr, "bench_ops: %s failed: %s\n", #call, cudaGetErrorString(e));          \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 enum { SUM, MIN, MAX, EXCLUSIVE, KINDS };
 static const char *const kind_names[KINDS] = {"sum", "min", "max", "exclusive sum"};
@@ -71,21 +63,21 @@ int main(int argc, char **argv)
     const size_t max_n = (size_t)1 << max_log, max_bytes = max_n * 8;
     cudaStream_t stream;
     cudaEvent_t start, stop;
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CHECK_CUDA(cudaEventCreate(&start));
-    CHECK_CUDA(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
     dlscan_handle_t h;
     if (dlscan_create(&h) != DLSCAN_SUCCESS)
         return 1;
     void *in, *out;
-    CHECK_CUDA(cudaMalloc(&in, max_bytes));
-    CHECK_CUDA(cudaMalloc(&out, max_bytes));
+    CUDA_CHECK(cudaMalloc(&in, max_bytes));
+    CUDA_CHECK(cudaMalloc(&out, max_bytes));
     void *host_in = malloc(max_bytes), *host_out = malloc(max_bytes);
     FILE *md = markdown ? fopen(markdown, "w") : NULL;
     if (!host_in || !host_out || (markdown && !md))
         return 1;
     struct cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     FILE *outs[2] = {stdout, md};
     for (int f = 0; f < 2; ++f)
         if (outs[f])
@@ -99,17 +91,17 @@ int main(int argc, char **argv)
     for (int t = 0; t < 4; ++t) {
         const dlscan_type type = types[t];
         test_fill_random(type, TEST_VALUES_UNIFORM, host_in, max_n, &rng);
-        CHECK_CUDA(cudaMemcpy(in, host_in, max_bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(in, host_in, max_bytes, cudaMemcpyHostToDevice));
         for (int lg = min_log; lg <= max_log; ++lg) {
             const size_t n = (size_t)1 << lg;
             if (dlscan_reserve(h, n, type) != DLSCAN_SUCCESS)
                 return 1;
             for (int k = 0; k < KINDS; ++k) { /* validate once, into a poisoned output */
-                CHECK_CUDA(cudaMemsetAsync(out, 0xa5, max_bytes, stream));
+                CUDA_CHECK(cudaMemsetAsync(out, 0xa5, max_bytes, stream));
                 if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
                     return 1;
-                CHECK_CUDA(cudaStreamSynchronize(stream)); /* the stream does not wait for the legacy one */
-                CHECK_CUDA(cudaMemcpy(host_out, out, n * (type == DLSCAN_INT32 || type == DLSCAN_FLOAT32 ? 4 : 8),
+                CUDA_CHECK(cudaStreamSynchronize(stream)); /* the stream does not wait for the legacy one */
+                CUDA_CHECK(cudaMemcpy(host_out, out, n * (type == DLSCAN_INT32 || type == DLSCAN_FLOAT32 ? 4 : 8),
                                       cudaMemcpyDeviceToHost));
                 const scan_case c = {type, k == MIN ? DLSCAN_MIN : k == MAX ? DLSCAN_MAX : DLSCAN_SUM,
                                      k == EXCLUSIVE, 0, 0, n, TEST_VALUES_UNIFORM};
@@ -125,14 +117,14 @@ int main(int argc, char **argv)
             for (int r = -1; r < rounds; ++r) /* round -1 warms up and sizes the rounds */
                 for (int k = 0; k < KINDS; ++k) {
                     const int count = calls ? calls : 20;
-                    CHECK_CUDA(cudaEventRecord(start, stream));
+                    CUDA_CHECK(cudaEventRecord(start, stream));
                     for (int i = 0; i < count; ++i)
                         if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
                             return 1;
-                    CHECK_CUDA(cudaEventRecord(stop, stream));
-                    CHECK_CUDA(cudaEventSynchronize(stop));
+                    CUDA_CHECK(cudaEventRecord(stop, stream));
+                    CUDA_CHECK(cudaEventSynchronize(stop));
                     float ms = 0;
-                    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+                    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
                     if (r < 0 && k == KINDS - 1) {
                         calls = (int)(2.0 / (ms / count));
                         calls = calls < 20 ? 20 : calls > 2000 ? 2000 : calls;

@@ -63,6 +63,22 @@ template <> struct dl_max<float> {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
+/* Diagnostic (bench/NOTES.md, section 20): DL_SCAN_SUM_EXTRA_OPS = 1 makes the 8-byte integer
+ * sum as costly as the 8-byte integer min: each add also passes through an exclusive-or with
+ * a zero the compiler cannot see (a __constant__ that nothing writes), two more instructions
+ * after the add's two, as a min has two selects after its two compares. Results stay right;
+ * only their cost changes, wherever the operator runs (reducer, warp scans, look-back). */
+#ifndef DL_SCAN_SUM_EXTRA_OPS
+#define DL_SCAN_SUM_EXTRA_OPS 0
+#endif
+#if DL_SCAN_SUM_EXTRA_OPS
+static __constant__ uint64_t dl_unseen_zero;
+template <> struct dl_sum<uint64_t> {
+    __device__ static uint64_t identity() { return 0; }
+    __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return (a + b) ^ dl_unseen_zero; }
+};
+#endif
+
 /* Whether a left-fold (deterministic) look-back changes anything for T and Op: only
  * float sums are not associative. */
 template <typename T, typename Op> struct dl_fold_order_matters {

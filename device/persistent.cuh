@@ -75,6 +75,13 @@ template <typename T, int VEC> union dl_vector {
 
 /* ---------------------------------------------------------------- loads and stores */
 
+/* One 16-byte load from global memory, under the streaming-load knob. */
+__device__ __forceinline__ uint4 dl_load_vector(const void *p)
+{
+    const uint4 *v = static_cast<const uint4 *>(p);
+    return DL_SCAN_STREAM_LOADS ? __ldcs(v) : *v;
+}
+
 /* Loads one row (VEC items from idx on) from global memory; items past n read as the
  * identity. */
 template <typename T, typename Op, int VEC, bool VECTOR_ACCESS>
@@ -83,8 +90,7 @@ __device__ __forceinline__ void dl_load_row(const T *in, uint64_t idx, uint64_t 
 {
     if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
         dl_vector<T, VEC> u;
-        const uint4 *p = reinterpret_cast<const uint4 *>(in + idx);
-        u.raw = DL_SCAN_STREAM_LOADS ? __ldcs(p) : *p;
+        u.raw = dl_load_vector(in + idx);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
             v[e] = u.item[e];
@@ -133,10 +139,8 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
          * 1.1-1.4 us of every one-block 64-bit tile; bench/NOTES.md, section 19.) */
         dl_vector<T, S::vec> u[S::rows];
 #pragma unroll
-        for (int r = 0; r < S::rows; ++r) {
-            const uint4 *p = reinterpret_cast<const uint4 *>(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
-            u[r].raw = DL_SCAN_STREAM_LOADS ? __ldcs(p) : *p;
-        }
+        for (int r = 0; r < S::rows; ++r)
+            u[r].raw = dl_load_vector(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
 #pragma unroll
