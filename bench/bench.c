@@ -19,9 +19,12 @@
  *      variant is reported and not timed, and the program exits non-zero;
  *   2. warm up (3 calls), then time back-to-back calls between two CUDA events, enough
  *      calls for about 4 ms, repeated --repeats times: the median per-call time gives the
- *      throughput (n / time). The host's clock around the same loop gives the time the
- *      host takes to enqueue a call (host_us): where it is as long as the per-call time,
- *      the calls are bound by the host's launches, not by the GPU;
+ *      throughput (n / time). The variants' batches alternate, round by round, so that
+ *      every variant of a size sees the same drift of the host and the GPU (small calls
+ *      are bound by the host's launches, whose speed moves from second to second). The
+ *      host's clock around the same loop gives the time the host takes to enqueue a call
+ *      (host_us): where it is as long as the per-call time, the calls are bound by the
+ *      host's launches, not by the GPU;
  *   3. single-call latency: event, one call, event, wait; median of 15. It includes the
  *      host's work to validate and enqueue the call.
  * Sizes whose input and output fit in L2 together are marked: they measure the cache.
@@ -295,13 +298,11 @@ typedef struct measurement {
     double latency_us;  /* single call, median */
 } measurement;
 
-/* Returns 0, or the variant's error. */
-static int measure(const bench_variant *v, void *state, const void *in, void *out, size_t n,
-                   cudaStream_t stream, int repeats, measurement *m)
+/* Warms the variant up (3 calls) and returns in *calls how many back-to-back calls take
+ * about 4 ms. Returns 0, or the variant's error. */
+static int measure_start(const bench_variant *v, void *state, const void *in, void *out, size_t n,
+                         cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, int *calls)
 {
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
     int error = 0;
     for (int i = 0; i < 3 && !error; ++i)
         error = v->run(state, in, out, n, stream);
@@ -312,27 +313,40 @@ static int measure(const bench_variant *v, void *state, const void *in, void *ou
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    int calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
-    calls = calls < 3 ? 3 : calls > 4000 ? 4000 : calls;
+    *calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
+    *calls = *calls < 3 ? 3 : *calls > 4000 ? 4000 : *calls;
+    return error;
+}
 
-    double samples[64], host_samples[64];
-    repeats = repeats > 64 ? 64 : repeats;
-    for (int r = 0; r < repeats && !error; ++r) {
-        CUDA_CHECK(cudaEventRecord(start, stream));
-        const double host_start = host_seconds();
-        for (int c = 0; c < calls && !error; ++c)
-            error = v->run(state, in, out, n, stream);
-        host_samples[r] = (host_seconds() - host_start) * 1e6 / calls;
-        CUDA_CHECK(cudaEventRecord(stop, stream));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        samples[r] = ms / calls;
-    }
-    m->per_call_ms = error ? NAN : median(samples, repeats);
-    m->host_us = error ? NAN : median(host_samples, repeats);
+/* One round: `calls` back-to-back calls; their GPU time and the host's time to enqueue them,
+ * per call. Returns 0, or the variant's error. */
+static int measure_round(const bench_variant *v, void *state, const void *in, void *out, size_t n,
+                         cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, int calls,
+                         double *per_call_ms, double *host_us)
+{
+    int error = 0;
+    float ms = 0;
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    const double host_start = host_seconds();
+    for (int c = 0; c < calls && !error; ++c)
+        error = v->run(state, in, out, n, stream);
+    *host_us = (host_seconds() - host_start) * 1e6 / calls;
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    *per_call_ms = ms / calls;
+    return error;
+}
 
+/* Single-call latency: event, one call, event, wait; the median of 15. Returns 0, or the
+ * variant's error. */
+static int measure_latency(const bench_variant *v, void *state, const void *in, void *out, size_t n,
+                           cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, double *latency_us)
+{
     double latencies[15];
+    int error = 0;
     for (int r = 0; r < 15 && !error; ++r) {
+        float ms = 0;
         CUDA_CHECK(cudaStreamSynchronize(stream));
         CUDA_CHECK(cudaEventRecord(start, stream));
         error = v->run(state, in, out, n, stream);
@@ -341,9 +355,7 @@ static int measure(const bench_variant *v, void *state, const void *in, void *ou
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         latencies[r] = 1000.0 * ms;
     }
-    m->latency_us = error ? NAN : median(latencies, 15);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    *latency_us = error ? NAN : median(latencies, 15);
     return error;
 }
 
@@ -473,7 +485,10 @@ int main(int argc, char **argv)
     result *results = calloc((size_t)(MAX_VARIANTS * 6 * MAX_SIZES), sizeof *results);
     int result_count = 0, invalid = 0;
     cudaStream_t stream;
+    cudaEvent_t start, stop;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
     for (int t = 0; t < o.type_count; ++t) {
         const dlscan_type type = o.types[t];
         const size_t size = item_size(type);
@@ -519,7 +534,11 @@ int main(int argc, char **argv)
         for (int log = o.min_log; log <= max_log; ++log) {
             const size_t n = (size_t)1 << log;
             const int in_l2 = 2 * n * size <= (size_t)prop.l2CacheSize;
-            printf("2^%-6d %-4s", log, in_l2 ? "yes" : "");
+            /* Validate every variant, then time them in alternating rounds. */
+            result *of[MAX_VARIANTS] = {0};
+            int calls[MAX_VARIANTS] = {0};
+            double samples[MAX_VARIANTS][64], host_samples[MAX_VARIANTS][64];
+            const int rounds = o.repeats > 64 ? 64 : o.repeats;
             for (int v = 0; v < variant_count; ++v) {
                 if (!variant_selected(&o, variants[v]->name) || !variants[v]->supports(type, o.op, o.exclusive))
                     continue;
@@ -527,25 +546,54 @@ int main(int argc, char **argv)
                                      !strcmp(variants[v]->name, "dlscan") ||
                                      !strcmp(variants[v]->name, "dlscan-det") ||
                                      !strcmp(variants[v]->name, "cub");
-                if (log > o.full_up_to && !headline) {
-                    printf(" %17s", "-");
+                if (log > o.full_up_to && !headline)
                     continue;
-                }
-                result *r = &results[result_count++];
+                result *r = of[v] = &results[result_count++];
                 r->variant = variants[v]->name, r->type = type, r->n = n;
                 char message[256] = "could not prepare";
                 r->valid = prepared[v] && validate(variants[v], states[v], d_in, d_out, n, &o, type,
                                                    host_in, host_out, stream, message, sizeof message);
-                if (r->valid)
-                    r->valid = measure(variants[v], states[v], d_in, d_out, n, stream, o.repeats,
-                                       &r->m) == 0;
+                if (r->valid && measure_start(variants[v], states[v], d_in, d_out, n, stream, start,
+                                              stop, &calls[v]) != 0) {
+                    r->valid = 0;
+                    snprintf(message, sizeof message, "a timed call failed");
+                }
                 if (!r->valid) {
                     ++invalid;
-                    printf(" %17s", "WRONG");
                     fprintf(stderr, "bench: %s, %s, n = %zu: %s\n", variants[v]->name,
                             type_names[type], n, message);
+                }
+            }
+            for (int round = 0; round < rounds; ++round)
+                for (int v = 0; v < variant_count; ++v)
+                    if (of[v] && of[v]->valid &&
+                        measure_round(variants[v], states[v], d_in, d_out, n, stream, start, stop,
+                                      calls[v], &samples[v][round], &host_samples[v][round]) != 0) {
+                        of[v]->valid = 0;
+                        ++invalid;
+                        fprintf(stderr, "bench: %s, %s, n = %zu: a timed call failed\n",
+                                variants[v]->name, type_names[type], n);
+                    }
+            printf("2^%-6d %-4s", log, in_l2 ? "yes" : "");
+            for (int v = 0; v < variant_count; ++v) {
+                if (!variant_selected(&o, variants[v]->name) || !variants[v]->supports(type, o.op, o.exclusive))
+                    continue;
+                result *r = of[v];
+                if (!r) {
+                    printf(" %17s", "-");
                     continue;
                 }
+                if (r->valid && measure_latency(variants[v], states[v], d_in, d_out, n, stream, start,
+                                                stop, &r->m.latency_us) != 0) {
+                    r->valid = 0;
+                    ++invalid;
+                }
+                if (!r->valid) {
+                    printf(" %17s", "WRONG");
+                    continue;
+                }
+                r->m.per_call_ms = median(samples[v], rounds);
+                r->m.host_us = median(host_samples[v], rounds);
                 printf(" %17.2f", items_per_second(r) / 1e9);
                 fflush(stdout);
                 if (o.stats)
@@ -600,6 +648,8 @@ int main(int argc, char **argv)
     if (csv)
         fclose(csv);
     free(results);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
     cudaStreamDestroy(stream);
     if (invalid)
         fprintf(stderr, "bench: %d measurements were not taken because a variant was wrong\n", invalid);
