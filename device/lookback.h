@@ -418,6 +418,14 @@ __device__ __forceinline__ void dl_gpu_count(unsigned long long *stats, int whic
         atomicAdd(stats + which, amount);
 }
 
+/* Whether Op(x, x) == x for every x (min and max: ops.cuh says so). A warp's shuffle gives
+ * a lane whose source is out of range its own value back, so for such operators the lanes
+ * need not be masked: combining with themselves changes nothing, and the mask (a select
+ * after every step, one more instruction where min and max are one) is saved. */
+template <typename Op> struct dl_op_idempotent {
+    static constexpr bool value = false;
+};
+
 /* Reduction over the 32 lanes of a warp, in lane order: a fixed tree that keeps the order
  * (lane l takes l+1, then l+2, l+4, ...), so it serves operators that do not commute, such
  * as reduce-by-key's segmented one. Lane 0's result, returned in every lane. */
@@ -427,7 +435,7 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
         const T later = dl_shfl_down(v, offset);
-        if (lane + offset < 32)
+        if (dl_op_idempotent<Op>::value || lane + offset < 32)
             v = Op()(v, later);
     }
     return dl_shfl(v, 0);

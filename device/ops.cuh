@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dlscan.h"
+#include "lookback.h"
 
 template <typename T> struct dl_limits;
 template <> struct dl_limits<int32_t> {
@@ -61,6 +62,14 @@ template <> struct dl_min<float> {
 template <> struct dl_max<float> {
     __device__ static float identity() { return dl_limits<float>::lowest(); }
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+/* Min and max are idempotent: warp scans and reductions skip their lane masks (lookback.h). */
+template <typename T> struct dl_op_idempotent<dl_min<T>> {
+    static constexpr bool value = true;
+};
+template <typename T> struct dl_op_idempotent<dl_max<T>> {
+    static constexpr bool value = true;
 };
 
 /* Diagnostic (bench/NOTES.md, section 20): DL_SCAN_SUM_EXTRA_OPS = 1 makes the 8-byte integer

@@ -120,7 +120,7 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusiv
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
         const T earlier = dl_shfl_up(x, offset);
-        if (lane >= offset)
+        if (dl_op_idempotent<Op>::value || lane >= offset) /* lookback.h */
             x = Op()(earlier, x);
     }
     return x;
