@@ -1,6 +1,6 @@
 /*
- * ops.cuh: the scan operators for device code (sum, min, max with their identities) and
- * the dispatch from (dlscan_type, dlscan_op) to a kernel instantiated over them.
+ * ops.cuh: the scan operators for device code (sum, min, max with their identities and
+ * traits) and the dispatch from (dlscan_type, dlscan_op) to a kernel instantiated over them.
  *
  * Signed integer sums run as unsigned sums of the same bits: two's-complement wrap-around
  * without undefined behaviour, and one kernel fewer per type.
