@@ -298,26 +298,6 @@ typedef struct measurement {
     double latency_us;  /* single call, median */
 } measurement;
 
-/* Warms the variant up (3 calls) and returns in *calls how many back-to-back calls take
- * about 4 ms. Returns 0, or the variant's error. */
-static int measure_start(const bench_variant *v, void *state, const void *in, void *out, size_t n,
-                         cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, int *calls)
-{
-    int error = 0;
-    for (int i = 0; i < 3 && !error; ++i)
-        error = v->run(state, in, out, n, stream);
-    float ms = 0;
-    CUDA_CHECK(cudaEventRecord(start, stream));
-    if (!error)
-        error = v->run(state, in, out, n, stream);
-    CUDA_CHECK(cudaEventRecord(stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    *calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
-    *calls = *calls < 3 ? 3 : *calls > 4000 ? 4000 : *calls;
-    return error;
-}
-
 /* One round: `calls` back-to-back calls; their GPU time and the host's time to enqueue them,
  * per call. Returns 0, or the variant's error. */
 static int measure_round(const bench_variant *v, void *state, const void *in, void *out, size_t n,
@@ -335,6 +315,22 @@ static int measure_round(const bench_variant *v, void *state, const void *in, vo
     CUDA_CHECK(cudaEventSynchronize(stop));
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     *per_call_ms = ms / calls;
+    return error;
+}
+
+/* Warms the variant up (3 calls) and returns in *calls how many back-to-back calls take
+ * about 4 ms, from a round of one. Returns 0, or the variant's error. */
+static int measure_start(const bench_variant *v, void *state, const void *in, void *out, size_t n,
+                         cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, int *calls)
+{
+    int error = 0;
+    for (int i = 0; i < 3 && !error; ++i)
+        error = v->run(state, in, out, n, stream);
+    double ms = 0, host_us;
+    if (!error)
+        error = measure_round(v, state, in, out, n, stream, start, stop, 1, &ms, &host_us);
+    *calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
+    *calls = *calls < 3 ? 3 : *calls > 4000 ? 4000 : *calls;
     return error;
 }
 
