@@ -66,6 +66,8 @@ template <typename T> struct dl_scan_shape {
     static constexpr int items_per_warp = 32 * vec * rows;
     static constexpr int tile_items = threads * vec * rows;
     static constexpr int tile_bytes = tile_items * (int)sizeof(T);
+    /* the transposed warp scan's passes (tile.cuh): its scratch near 1 KB per warp */
+    static constexpr int scratch_passes = sizeof(T) == 8 ? 2 : 1;
 };
 
 template <typename T, int VEC> union dl_vector {
@@ -152,6 +154,30 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
     for (int r = 0; r < S::rows; ++r)
         dl_load_row<T, Op, S::vec, VECTOR_ACCESS>(in, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
                                                   n, whole, v[r]);
+}
+
+/* This thread's rows of a tile to global memory; items past n are not written. A whole tile
+ * stores every row without a bound check (through dl_store_row's per-row checks, each row's
+ * store paid eight to ten instructions of 64-bit index arithmetic and compares). */
+template <typename T, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64_t n,
+                                              const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool whole = tile_base + S::tile_items <= n;
+    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+    if (VECTOR_ACCESS && whole) {
+        T *warp_out = out + warp_base + (uint64_t)lane * S::vec;
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+            dl_store_row<T, S::vec, true>(warp_out + r * 32 * S::vec, 0, 0, true, v[r]);
+        return;
+    }
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_store_row<T, S::vec, VECTOR_ACCESS>(out, warp_base + (uint64_t)(r * 32 + lane) * S::vec, n,
+                                               whole, v[r]);
 }
 
 /* ---------------------------------------------------------------- persistent kernels */

@@ -4,9 +4,10 @@
  * Both kernels work a tile the same way (dl_scan_tile): each of 256 threads holds ROWS x VEC
  * items in registers, one 16-byte access per row, the 32 lanes of a warp side by side in a
  * row (512 contiguous bytes per warp access); it reduces its rows, gets every row's
- * exclusive prefix over the whole input through warp scans, a block scan and the look-back
- * (tile.cuh, lookback.h), scans the rows from there and stores them. Each item is read once
- * and written once.
+ * exclusive prefix over the whole input through warp scans (one per row; in the persistent
+ * kernel, one per pass over the rows transposed through shared memory), a block scan and the
+ * look-back (tile.cuh, lookback.h), scans the rows from there and stores them. Each item is
+ * read once and written once.
  *
  * dl_scan_persistent_kernel (sm_90, 16-byte aligned pointers; the default): a grid of a few
  *   blocks per SM, each with three roles. A producer warp draws tickets and has Hopper's
@@ -35,16 +36,17 @@
 /* ---------------------------------------------------------------- one tile */
 
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
- * working the tile calls it (SPECIALIZED and `published`: see dl_tile_prefixes). */
-template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED,
+ * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
+ * TRANSPOSED (the persistent kernel), from the transposed warp scan (tile.cuh) in this warp's
+ * `warp_scratch`. `aggregate`: see dl_tile_warp_prefix, whose `published` is SPECIALIZED. */
+template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
                                              uint32_t epoch,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
-                                             T published)
+                                             T *warp_scratch, T aggregate)
 {
     using S = dl_scan_shape<T>;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
     T lane_sum[S::rows];
 #pragma unroll
@@ -55,31 +57,54 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
             lane_sum[r] = Op()(lane_sum[r], v[r][e]);
     }
 
+    const T seed = dl_value_from_bits<T>(p.seed_bits);
+    unsigned long long *stats = p.count_stats ? p.control->stats : nullptr;
     T row_prefix[S::rows];
-    dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
-        sh, lane_sum, row_prefix, tile, epoch, dl_value_from_bits<T>(p.seed_bits), p.descriptors,
-        p.count_stats ? p.control->stats : nullptr, published, p.test_delay_ns);
+    if constexpr (TRANSPOSED) {
+        const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
+            lane_sum, row_prefix, warp_scratch);
+        const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED>(
+            sh, warp_total, tile, epoch, seed, p.descriptors, stats, SPECIALIZED, aggregate,
+            p.test_delay_ns);
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+            row_prefix[r] = Op()(running, row_prefix[r]);
+    } else {
+        dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
+            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, aggregate,
+            p.test_delay_ns);
+    }
 
-    T *out = static_cast<T *>(p.out);
-    const uint64_t tile_base = (uint64_t)tile * S::tile_items;
-    const bool whole = tile_base + S::tile_items <= p.n;
-    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
-        T running = row_prefix[r];
+        T prefix = row_prefix[r];
 #pragma unroll
         for (int e = 0; e < S::vec; ++e) {
             const T item = v[r][e];
             if (p.exclusive) {
-                v[r][e] = running;
-                running = Op()(running, item);
+                v[r][e] = prefix;
+                prefix = Op()(prefix, item);
             } else {
-                running = Op()(running, item);
-                v[r][e] = running;
+                prefix = Op()(prefix, item);
+                v[r][e] = prefix;
             }
         }
-        dl_store_row<T, S::vec, VECTOR_ACCESS>(out, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
-                                               p.n, whole, v[r]);
+    }
+    /* The persistent kernel stores whole tiles without bound checks (dl_store_tile). The
+     * one-block kernels keep the per-row checks: with dl_store_tile, their int32 calls at 2^21
+     * items took 0.3 us longer (bench/NOTES.md, section 26). */
+    const uint64_t tile_base = (uint64_t)tile * S::tile_items;
+    if constexpr (TRANSPOSED) {
+        dl_store_tile<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
+    } else {
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        const bool whole = tile_base + S::tile_items <= p.n;
+        const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+            dl_store_row<T, S::vec, VECTOR_ACCESS>(static_cast<T *>(p.out),
+                                                   warp_base + (uint64_t)(r * 32 + lane) * S::vec, p.n,
+                                                   whole, v[r]);
     }
 }
 
@@ -96,7 +121,8 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     T v[S::rows][S::vec];
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p, sh, tile, epoch, v, Op::identity());
+    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, false>(p, sh, tile, epoch, v, nullptr,
+                                                                Op::identity());
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
@@ -247,21 +273,21 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
         if (DL_SCAN_COPY_ONLY) {
-            const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
-#pragma unroll
-            for (int r = 0; r < S::rows; ++r)
-                dl_store_row<T, S::vec, true>(static_cast<T *>(p.out), warp_base + (uint64_t)(r * 32 + lane) * S::vec,
-                                              p.n, base + S::tile_items <= p.n, v[r]);
+            dl_store_tile<T, true>(static_cast<T *>(p.out), base, p.n, v);
             continue;
         }
-        dl_scan_tile<T, Op, true, LEFT_FOLD, true>(p, sh, tile, epoch, v, aggregate);
+        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, sh, tile, epoch, v, sh.scratch[warp], aggregate);
     }
 }
 
-/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh). */
+/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh), and the compute
+ * warps' scratch for the transposed warp scan. */
 template <typename T, bool LEFT_FOLD>
-using dl_scan_shared = dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
-                                            dl_ring_stages(dl_scan_shape<T>::tile_bytes)>;
+struct dl_scan_shared : dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
+                                             dl_ring_stages(dl_scan_shape<T>::tile_bytes)> {
+    using S = dl_scan_shape<T>;
+    T scratch[S::warps][dl_warp_scratch<T, S::rows, S::scratch_passes>::items];
+};
 
 template <typename T, typename Op, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)

@@ -2,9 +2,13 @@
  * tile.cuh: the tile machinery every single-pass kernel shares, around the look-back of
  * lookback.h:
  *   dl_tile_take      thread 0 takes the block's tile from the handle's counter;
- *   dl_tile_prefixes  turns each lane's per-row partials into exclusive prefixes over the
- *                     whole input: warp scans, a block scan, then warp 0 publishes the
- *                     tile's aggregate, looks back and publishes its inclusive prefix;
+ *   dl_tile_warp_prefix  a warp's exclusive prefix over the whole input, from the warps'
+ *                     totals: a block scan, then warp 0 publishes the tile's aggregate, looks
+ *                     back and publishes its inclusive prefix;
+ *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
+ *                     one warp scan per row, then dl_tile_warp_prefix;
+ *   dl_warp_prefixes_transposed  the same within a warp, with one warp scan per pass: the rows
+ *                     transposed through shared memory (the persistent scan's way);
  *   dl_tile_finish    in the rare call where the epoch wraps, the last block to finish
  *                     clears the descriptors.
  * Together with the last ticket's reset in dl_tile_take, the next call needs no
@@ -155,14 +159,67 @@ template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_s
 }
 
 /*
+ * The block's part of a tile's prefixes. warp_total: the reduction of this warp's items.
+ * Returns this warp's exclusive prefix over the whole input, seed first. The first WARPS
+ * warps of the block call it; it synchronizes them twice.
+ *
+ * SPECIALIZED: the block's other warps have roles of their own (dl_tile_sync). Where
+ * `published` is false, warp 0 publishes the tile's aggregate (its own tree over the block)
+ * and, after the look-back, its inclusive prefix. Where it is true, another warp already
+ * published the aggregate `aggregate` (and, for tile 0, the inclusive prefix), which warp 0
+ * passes in; the inclusive prefix is built on that same value, so that P = E (+) A holds for
+ * every reader.
+ */
+template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED>
+__device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh, T warp_total,
+                                                 uint32_t tile, uint32_t epoch, T seed,
+                                                 dl_word *descriptors, unsigned long long *stats,
+                                                 bool published, T aggregate, uint32_t test_delay_ns)
+{
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    if (lane == 0)
+        sh.warp_prefix[warp] = warp_total;
+    dl_tile_sync<SPECIALIZED, WARPS>();
+
+    /* Warp 0: the tile's aggregate and warp prefixes, then the descriptor protocol. */
+    if (warp == 0) {
+        const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
+        const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
+        if (!published)
+            aggregate = dl_shfl(inclusive, WARPS - 1);
+        const T before = dl_shfl_up(inclusive, 1);
+        if (lane < WARPS)
+            sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
+        T prefix = seed;
+        if (tile == 0) {
+            if (!published && lane == 0)
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
+        } else {
+            /* Publish the aggregate before looking back: successors may fold it now. */
+            if (!published && lane == 0) {
+                dl_test_pause(tile, 1, test_delay_ns);
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
+            }
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
+                                                       stats);
+            if (lane == 0) {
+                dl_test_pause(tile, 2, test_delay_ns);
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
+            }
+        }
+        if (lane == 0)
+            sh.tile_prefix = prefix;
+    }
+    dl_tile_sync<SPECIALIZED, WARPS>();
+    return Op()(sh.tile_prefix, sh.warp_prefix[warp]);
+}
+
+/*
  * lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
  * Writes row_prefix[r]: the exclusive prefix of the first of those items over the whole
- * input, seed first. The first WARPS warps of the block call it; it synchronizes them twice.
- *
- * SPECIALIZED = false: warp 0 publishes the tile's aggregate (its own tree over the block)
- * and, after the look-back, its inclusive prefix. SPECIALIZED = true: another warp already
- * published the aggregate `published` (and, for tile 0, the inclusive prefix); the inclusive
- * prefix is built on that same value, so that P = E (+) A holds for every reader.
+ * input, seed first: one warp scan per row, then dl_tile_warp_prefix (whose parameters it
+ * passes on; SPECIALIZED also means that another warp published the aggregate `published`).
  */
 template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS, bool SPECIALIZED>
 __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
@@ -172,7 +229,6 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
                                                  T published, uint32_t test_delay_ns)
 {
     const int lane = threadIdx.x % 32;
-    const int warp = threadIdx.x / 32;
 
     /* Each row scanned across the warp's lanes; rows totalled. */
     T lane_exclusive[ROWS];
@@ -188,46 +244,96 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
 #pragma unroll
     for (int r = 1; r < ROWS; ++r)
         warp_total = Op()(warp_total, row_total[r]);
-    if (lane == 0)
-        sh.warp_prefix[warp] = warp_total;
-    dl_tile_sync<SPECIALIZED, WARPS>();
 
-    /* Warp 0: the tile's aggregate and warp prefixes, then the descriptor protocol. */
-    if (warp == 0) {
-        const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
-        const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
-        const T aggregate = SPECIALIZED ? published : dl_shfl(inclusive, WARPS - 1);
-        const T before = dl_shfl_up(inclusive, 1);
-        if (lane < WARPS)
-            sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
-        T prefix = seed;
-        if (tile == 0) {
-            if (!SPECIALIZED && lane == 0)
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
-        } else {
-            /* Publish the aggregate before looking back: successors may fold it now. */
-            if (!SPECIALIZED && lane == 0) {
-                dl_test_pause(tile, 1, test_delay_ns);
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
-            }
-            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
-                                                       stats);
-            if (lane == 0) {
-                dl_test_pause(tile, 2, test_delay_ns);
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
-            }
-        }
-        if (lane == 0)
-            sh.tile_prefix = prefix;
-    }
-    dl_tile_sync<SPECIALIZED, WARPS>();
-
-    T running = Op()(sh.tile_prefix, sh.warp_prefix[warp]);
+    T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, WARPS, SPECIALIZED>(
+        sh, warp_total, tile, epoch, seed, descriptors, stats, SPECIALIZED, published, test_delay_ns);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         row_prefix[r] = Op()(running, lane_exclusive[r]);
         running = Op()(running, row_total[r]);
     }
+}
+
+/*
+ * The transposed warp scan: each lane's per-row partials lane_sum[r] to warp_prefix[r], the
+ * exclusive prefix of the row's first item within the warp, and the warp's total (returned),
+ * with one warp scan per pass where dl_tile_prefixes takes one per row. The warp's
+ * 32 x ROWS lane partials go through shared memory (`scratch`, this warp's dl_warp_scratch),
+ * so that each lane holds ROWS / PASSES consecutive ones in the tile's order; the lane scans
+ * those, a warp scan joins the lanes, and the prefixes come back to the rows' owners the same
+ * way. A pass takes ROWS / PASSES rows, so that the scratch stays near 1 KB per warp. For a
+ * 64-bit tile of 8 rows in two passes, per thread: 24 applications of the operator and 28
+ * shuffles before the look-back and 8 applications after it, where the row scans take 47 and
+ * 112, and 16 (bench/NOTES.md, section 26). The scratch's
+ * padding (one slot after every 128 bytes) keeps both the row-major accesses (lane l, row r at
+ * r * 32 + l) and the run-major ones (lane j, from j * ROWS / PASSES on) free of bank
+ * conflicts.
+ */
+template <typename T, int ROWS, int PASSES> struct dl_warp_scratch {
+    static constexpr int rows = ROWS / PASSES; /* per pass */
+    static constexpr int items = 32 * rows + 32 * rows * (int)sizeof(T) / 128;
+    static_assert(ROWS % PASSES == 0, "whole rows per pass");
+};
+template <typename T> __device__ __forceinline__ int dl_scratch_index(int x)
+{
+    return x + x / (128 / (int)sizeof(T));
+}
+
+template <typename T, typename Op, int ROWS, int PASSES>
+__device__ __forceinline__ T dl_warp_prefixes_transposed(const T (&lane_sum)[ROWS],
+                                                         T (&warp_prefix)[ROWS], T *scratch)
+{
+    constexpr int RUN = dl_warp_scratch<T, ROWS, PASSES>::rows; /* a lane's run per pass */
+    const int lane = threadIdx.x % 32;
+
+    /* Each pass's rows in, each lane's run out; then the runs scanned. */
+    T run[PASSES][RUN];
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass) {
+#pragma unroll
+        for (int r = 0; r < RUN; ++r)
+            scratch[dl_scratch_index<T>(r * 32 + lane)] = lane_sum[pass * RUN + r];
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < RUN; ++i)
+            run[pass][i] = scratch[dl_scratch_index<T>(lane * RUN + i)];
+        __syncwarp();
+    }
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass)
+#pragma unroll
+        for (int i = 1; i < RUN; ++i)
+            run[pass][i] = Op()(run[pass][i - 1], run[pass][i]);
+
+    /* One warp scan per pass over the lanes' run totals. */
+    T run_before[PASSES];
+    T pass_total[PASSES];
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass) {
+        const T inclusive = dl_warp_inclusive_scan<T, Op>(run[pass][RUN - 1]);
+        pass_total[pass] = dl_shfl(inclusive, 31);
+        const T before = dl_shfl_up(inclusive, 1);
+        run_before[pass] = lane == 0 ? Op::identity() : before;
+    }
+
+    /* Each lane writes the prefixes of the slots it read; the rows' owners read them. */
+    T pass_start = pass_total[0]; /* the warp's items before the next pass */
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass) {
+        const T start = pass == 0 ? run_before[0] : Op()(pass_start, run_before[pass]);
+        scratch[dl_scratch_index<T>(lane * RUN)] = start;
+#pragma unroll
+        for (int i = 1; i < RUN; ++i)
+            scratch[dl_scratch_index<T>(lane * RUN + i)] = Op()(start, run[pass][i - 1]);
+        __syncwarp();
+#pragma unroll
+        for (int r = 0; r < RUN; ++r)
+            warp_prefix[pass * RUN + r] = scratch[dl_scratch_index<T>(r * 32 + lane)];
+        __syncwarp();
+        if (pass > 0)
+            pass_start = Op()(pass_start, pass_total[pass]);
+    }
+    return pass_start;
 }
 
 /* In the one call in 2^30 where the epoch wraps, every block counts itself done, and the
