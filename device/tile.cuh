@@ -264,10 +264,9 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
  * way. A pass takes ROWS / PASSES rows, so that the scratch stays near 1 KB per warp. For a
  * 64-bit tile of 8 rows in two passes, per thread: 24 applications of the operator and 28
  * shuffles before the look-back and 8 applications after it, where the row scans take 47 and
- * 112, and 16 (bench/NOTES.md, section 26). The scratch's
- * padding (one slot after every 128 bytes) keeps both the row-major accesses (lane l, row r at
- * r * 32 + l) and the run-major ones (lane j, from j * ROWS / PASSES on) free of bank
- * conflicts.
+ * 112, and 16 (bench/NOTES.md, section 26). The scratch's padding (one slot after every 128
+ * bytes) keeps both the row-major accesses (lane l, row r at r * 32 + l) and the run-major
+ * ones (lane j, from j * ROWS / PASSES on) free of bank conflicts.
  */
 template <typename T, int ROWS, int PASSES> struct dl_warp_scratch {
     static constexpr int rows = ROWS / PASSES; /* per pass */
