@@ -156,28 +156,38 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
                                                   n, whole, v[r]);
 }
 
-/* This thread's rows of a tile to global memory; items past n are not written. A whole tile
- * stores every row without a bound check (through dl_store_row's per-row checks, each row's
- * store paid eight to ten instructions of 64-bit index arithmetic and compares). */
+/* This thread's rows of a tile to global memory, each row with dl_store_row's bound check;
+ * items past n are not written. */
 template <typename T, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64_t n,
-                                              const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+__device__ __forceinline__ void dl_store_tile_rows(T *out, uint64_t tile_base, uint64_t n,
+                                                   const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
 {
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const bool whole = tile_base + S::tile_items <= n;
     const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
-    if (VECTOR_ACCESS && whole) {
-        T *warp_out = out + warp_base + (uint64_t)lane * S::vec;
-#pragma unroll
-        for (int r = 0; r < S::rows; ++r)
-            dl_store_row<T, S::vec, true>(warp_out + r * 32 * S::vec, 0, 0, true, v[r]);
-        return;
-    }
 #pragma unroll
     for (int r = 0; r < S::rows; ++r)
         dl_store_row<T, S::vec, VECTOR_ACCESS>(out, warp_base + (uint64_t)(r * 32 + lane) * S::vec, n,
                                                whole, v[r]);
+}
+
+/* The same, storing a whole tile without the per-row checks (through them, each row's store
+ * paid eight to ten instructions of 64-bit index arithmetic and compares). */
+template <typename T, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64_t n,
+                                              const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    if (!VECTOR_ACCESS || tile_base + S::tile_items > n) {
+        dl_store_tile_rows<T, VECTOR_ACCESS>(out, tile_base, n, v);
+        return;
+    }
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    T *warp_out = out + tile_base + (uint64_t)warp * S::items_per_warp + (uint64_t)lane * S::vec;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_store_row<T, S::vec, true>(warp_out + r * 32 * S::vec, 0, 0, true, v[r]);
 }
 
 /* ---------------------------------------------------------------- persistent kernels */

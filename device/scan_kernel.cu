@@ -38,13 +38,13 @@
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
  * TRANSPOSED (the persistent kernel), from the transposed warp scan (tile.cuh) in this warp's
- * `warp_scratch`. `aggregate`: see dl_tile_warp_prefix, whose `published` is SPECIALIZED. */
+ * `warp_scratch` (SPECIALIZED and `published`: see dl_tile_warp_prefix). */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
                                              uint32_t epoch,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
-                                             T *warp_scratch, T aggregate)
+                                             T *warp_scratch, T published)
 {
     using S = dl_scan_shape<T>;
 
@@ -64,14 +64,13 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
         const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
             lane_sum, row_prefix, warp_scratch);
         const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED>(
-            sh, warp_total, tile, epoch, seed, p.descriptors, stats, SPECIALIZED, aggregate,
-            p.test_delay_ns);
+            sh, warp_total, tile, epoch, seed, p.descriptors, stats, published, p.test_delay_ns);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
             row_prefix[r] = Op()(running, row_prefix[r]);
     } else {
         dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
-            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, aggregate,
+            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, published,
             p.test_delay_ns);
     }
 
@@ -94,18 +93,10 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
      * one-block kernels keep the per-row checks: with dl_store_tile, their int32 calls at 2^21
      * items took 0.3 us longer (bench/NOTES.md, section 26). */
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
-    if constexpr (TRANSPOSED) {
+    if constexpr (TRANSPOSED)
         dl_store_tile<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
-    } else {
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        const bool whole = tile_base + S::tile_items <= p.n;
-        const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
-#pragma unroll
-        for (int r = 0; r < S::rows; ++r)
-            dl_store_row<T, S::vec, VECTOR_ACCESS>(static_cast<T *>(p.out),
-                                                   warp_base + (uint64_t)(r * 32 + lane) * S::vec, p.n,
-                                                   whole, v[r]);
-    }
+    else
+        dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
 }
 
 /* ---------------------------------------------------------------- one block per tile */
