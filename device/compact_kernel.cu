@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
     V prefixes[1];
     dl_tile_prefixes<V, VOp, LEFT_FOLD, 1, DL_COMPACT_WARPS, false>(
         sh, sums, prefixes, tile, epoch, VOp::identity(), p.descriptors,
-        p.count_stats ? p.control->stats : nullptr, VOp::identity(), p.test_delay_ns);
+        p.count_stats ? p.control->stats : nullptr, false, VOp::identity(), p.test_delay_ns);
     if (t == DL_COMPACT_THREADS - 1)
         tile_end = VOp()(prefixes[0], mine);
     const V tile_start = sh.tile_prefix;
@@ -496,7 +496,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
         unsigned long long row_prefix[S::rows];
         dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
             sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors,
-            p.count_stats ? p.control->stats : nullptr, aggregate, p.test_delay_ns);
+            p.count_stats ? p.control->stats : nullptr, true, aggregate, p.test_delay_ns);
         const unsigned long long tile_start = sh.tile_prefix;
 
         /* The kept items, compacted, into the stage (everyone has read it: the prefixes

@@ -27,8 +27,8 @@ typedef struct dl_scan_params {
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
     int count_stats;             /* 1: count look-back events in control->stats */
     uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
-    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this (half
-                                      of it for 8-byte items) */
+    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than half of
+                                      this */
     uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
     int dependent_launch;        /* 1 (sm_90): launch as a programmatic dependent of the
                                     stream's previous kernel (tile.cuh, dl_grid_dependency) */

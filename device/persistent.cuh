@@ -14,8 +14,10 @@
  * DL_SCAN_STREAM_STORES (cache-streaming hints, .cs), DL_SCAN_LOAD_EVICT_FIRST (the scan's
  * bulk copies with an L2 evict-first policy), DL_SCAN_DEPENDENT_LAUNCH (programmatic dependent
  * launches on sm_90; the launcher's dl_launch), DL_SCAN_REDUCE_CHAINS (the reducer warp's
- * 16-byte vectors reduced side by side per lane), and a diagnostic: DL_SCAN_COPY_ONLY = 1
- * makes the persistent scan a copy through its ring (wrong results; the ring's own ceiling).
+ * 16-byte vectors reduced side by side per lane), DL_SCAN_COMPUTE_FIRST_TILE (the persistent
+ * scan's compute warps take a block's only tile alone; scan_kernel.cu), and a diagnostic:
+ * DL_SCAN_COPY_ONLY = 1 makes the persistent scan a copy through its ring (wrong results; the
+ * ring's own ceiling).
  */
 #ifndef DLSCAN_PERSISTENT_CUH
 #define DLSCAN_PERSISTENT_CUH
@@ -53,6 +55,9 @@
 #endif
 #ifndef DL_SCAN_REDUCE_CHAINS
 #define DL_SCAN_REDUCE_CHAINS 4
+#endif
+#ifndef DL_SCAN_COMPUTE_FIRST_TILE
+#define DL_SCAN_COMPUTE_FIRST_TILE 1
 #endif
 #ifndef DL_SCAN_COPY_ONLY
 #define DL_SCAN_COPY_ONLY 0

@@ -38,13 +38,18 @@
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
  * TRANSPOSED (the persistent kernel), from the transposed warp scan (tile.cuh) in this warp's
- * `warp_scratch` (SPECIALIZED and `published`: see dl_tile_warp_prefix). */
+ * `warp_scratch`. With `is_published`, the reducer warp has published the aggregate
+ * `published` (dl_tile_warp_prefix). Without it, the tile's warps publish it: in a SPECIALIZED
+ * block (the persistent kernel's first tile, dl_first_tile_by_compute) before any scan, from
+ * a reduction of their rows; in the one-block kernels after the row scans. (There, publishing
+ * first made 32-bit sums at 2^21 items 15% faster but min and max 5%, putting them 10% behind
+ * the sum; bench/NOTES.md, section 28.) */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
                                              uint32_t epoch,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
-                                             T *warp_scratch, T published)
+                                             T *warp_scratch, bool is_published, T published)
 {
     using S = dl_scan_shape<T>;
 
@@ -59,19 +64,27 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
 
     const T seed = dl_value_from_bits<T>(p.seed_bits);
     unsigned long long *stats = p.count_stats ? p.control->stats : nullptr;
+    if constexpr (SPECIALIZED) {
+        if (!is_published) {
+            published = dl_tile_publish_aggregate<T, Op, S::rows, S::warps, true>(
+                sh.warp_totals, lane_sum, tile, epoch, seed, p.descriptors, p.test_delay_ns);
+            is_published = true;
+        }
+    }
     T row_prefix[S::rows];
     if constexpr (TRANSPOSED) {
         const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
             lane_sum, row_prefix, warp_scratch);
         const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED>(
-            sh, warp_total, tile, epoch, seed, p.descriptors, stats, published, p.test_delay_ns);
+            sh, warp_total, tile, epoch, seed, p.descriptors, stats, is_published, published,
+            p.test_delay_ns);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
             row_prefix[r] = Op()(running, row_prefix[r]);
     } else {
         dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
-            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, published,
-            p.test_delay_ns);
+            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, is_published,
+            published, p.test_delay_ns);
     }
 
 #pragma unroll
@@ -112,7 +125,7 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     T v[S::rows][S::vec];
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, false>(p, sh, tile, epoch, v, nullptr,
+    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, false>(p, sh, tile, epoch, v, nullptr, false,
                                                                 Op::identity());
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
@@ -126,7 +139,7 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
     dl_scan_block<T, Op, VECTOR_ACCESS, LEFT_FOLD>(p);
 }
 
-/* No more tiles than the persistent kernel has blocks (sm_90, small inputs): the registers
+/* No more tiles than half the persistent kernel's blocks (sm_90, small inputs): the registers
  * need only let that many blocks be resident at once (DL_SCAN_BLOCKS_PER_SM per SM). With
  * the bound above, ptxas held the 32-bit min and max kernels to 80 registers, where they
  * spilled and took 2 us longer at 2^21 items (bench/NOTES.md, section 17). */
@@ -159,7 +172,20 @@ template <typename T> struct dl_scan_fill {
  * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
  * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
  * it while this tile still waits for its block's compute warps. */
-template <typename T, typename Op, typename SHARED>
+/* Whether the compute warps take the block's first tile alone (DL_SCAN_COMPUTE_FIRST_TILE):
+ * where the grid has a block for every tile, so that a block's first tile is, as a rule, its
+ * only one. Its compute warps would only wait for the reducer's serial reduction (for int64
+ * min and max, 128 compare-and-selects per lane); their own, eight warps wide, gets the
+ * aggregate out sooner. Where blocks have more tiles, the reducer keeps them all: compute
+ * warps working beside it made those calls 3-7% slower (bench/NOTES.md, section 28). Not for
+ * the deterministic left fold: which tile is a block's first changes from call to call, and
+ * with it the order of a float aggregate's additions. */
+template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compute(uint32_t tiles)
+{
+    return DL_SCAN_COMPUTE_FIRST_TILE && !LEFT_FOLD && tiles <= gridDim.x;
+}
+
+template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
                                                      const unsigned char *stages, uint32_t tiles)
 {
@@ -169,10 +195,12 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
-        if (tile >= tiles) {
+        if (tile >= tiles || (k == 0 && dl_first_tile_by_compute<LEFT_FOLD>(tiles))) {
             if (lane == 0)
                 dl_mbar_arrive(&sh.reduced[s]);
-            return;
+            if (tile >= tiles)
+                return;
+            continue;
         }
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T acc = Op::identity();
@@ -230,20 +258,24 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
 }
 
 /* Compute warps: take each reduced stage in ring order into registers, free it, and scan the
- * tile (look-back by warp 0, inclusive prefix on the reducer's aggregate, stores). */
+ * tile (look-back by warp 0, inclusive prefix on the reducer's aggregate, stores). A first
+ * tile of their own (dl_first_tile_by_compute) they take as soon as it lands, and publish its
+ * aggregate themselves. */
 template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, SHARED &sh,
                                                       const unsigned char *stages, uint32_t tiles)
 {
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool own_first = dl_first_tile_by_compute<LEFT_FOLD>(tiles);
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
-        dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
+        const bool reduced = k > 0 || !own_first;
+        dl_mbar_wait(reduced ? &sh.reduced[s] : &sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
             return;
-        const T aggregate = dl_stage_header(sh.stage_aggregate[s]);
+        const T aggregate = reduced ? dl_stage_header(sh.stage_aggregate[s]) : Op::identity();
         const uint32_t epoch = sh.epoch;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T v[S::rows][S::vec];
@@ -260,6 +292,9 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
         } else {
             dl_load_tile<T, Op, true>(static_cast<const T *>(p.in), base, p.n, v);
         }
+        /* The reducer is done with the stage: it read the first tile's header, and no more. */
+        if (!reduced)
+            dl_mbar_wait(&sh.reduced[s], 0);
         __syncwarp();
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
@@ -267,17 +302,19 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
             dl_store_tile<T, true>(static_cast<T *>(p.out), base, p.n, v);
             continue;
         }
-        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, sh, tile, epoch, v, sh.scratch[warp], aggregate);
+        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, sh, tile, epoch, v, sh.scratch[warp], reduced,
+                                                        aggregate);
     }
 }
 
-/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh), and the compute
- * warps' scratch for the transposed warp scan. */
+/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh), the compute
+ * warps' scratch for the transposed warp scan and their totals for a first tile of their own. */
 template <typename T, bool LEFT_FOLD>
 struct dl_scan_shared : dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
                                              dl_ring_stages(dl_scan_shape<T>::tile_bytes)> {
     using S = dl_scan_shape<T>;
     T scratch[S::warps][dl_warp_scratch<T, S::rows, S::scratch_passes>::items];
+    T warp_totals[S::warps];
 };
 
 template <typename T, typename Op, bool LEFT_FOLD>
@@ -296,7 +333,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     if (warp == S::warps)
         dl_persistent_produce(p.control, sh, tiles, dl_scan_fill<T>{p, stages});
     else if (warp == S::warps + 1)
-        dl_persistent_reduce<T, Op>(p, sh, stages, tiles);
+        dl_persistent_reduce<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
     else
         dl_persistent_compute<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
     __syncthreads();
@@ -336,10 +373,9 @@ struct dl_scan_launcher {
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
-        /* Persistent where it fills its grid, 8-byte items from half of it: fewer tiles finish
-         * sooner one block each (bench/NOTES.md, section 19). */
-        const uint64_t min_tiles = sizeof(T) == 8 ? p->persistent_min_tiles / 2 : p->persistent_min_tiles;
-        if (vector && p->persistent_blocks > 0 && tiles > min_tiles) {
+        /* Persistent from half a grid of tiles: fewer tiles finish sooner one block each
+         * (bench/NOTES.md, sections 19 and 28). */
+        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;
             return dl_launch(fold ? dl_scan_persistent_kernel<T, Op, fold_matters>

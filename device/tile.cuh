@@ -163,17 +163,19 @@ template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_s
  * Returns this warp's exclusive prefix over the whole input, seed first. The first WARPS
  * warps of the block call it; it synchronizes them twice.
  *
- * SPECIALIZED = false: warp 0 publishes the tile's aggregate (its own tree over the block)
- * and, after the look-back, its inclusive prefix. SPECIALIZED = true: the block's other warps
- * have roles of their own (dl_tile_sync), and one of them already published the aggregate
- * `published` (and, for tile 0, the inclusive prefix), which warp 0 passes in; the inclusive
- * prefix is built on that same value, so that P = E (+) A holds for every reader.
+ * SPECIALIZED: the block's other warps have roles of their own (dl_tile_sync).
+ * `is_published` = false: warp 0 publishes the tile's aggregate (its own tree over the block)
+ * and, after the look-back, its inclusive prefix. `is_published` = true: another warp already
+ * published the aggregate `published` (and, for tile 0, the inclusive prefix), which warp 0
+ * passes in; the inclusive prefix is built on that same value, so that P = E (+) A holds for
+ * every reader.
  */
 template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED>
 __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh, T warp_total,
                                                  uint32_t tile, uint32_t epoch, T seed,
                                                  dl_word *descriptors, unsigned long long *stats,
-                                                 T published, uint32_t test_delay_ns)
+                                                 bool is_published, T published,
+                                                 uint32_t test_delay_ns)
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -185,17 +187,18 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
     if (warp == 0) {
         const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
         const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
-        const T aggregate = SPECIALIZED ? published : dl_shfl(inclusive, WARPS - 1);
+        const T block_total = dl_shfl(inclusive, WARPS - 1);
+        const T aggregate = is_published ? published : block_total;
         const T before = dl_shfl_up(inclusive, 1);
         if (lane < WARPS)
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
         T prefix = seed;
         if (tile == 0) {
-            if (!SPECIALIZED && lane == 0)
+            if (!is_published && lane == 0)
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
         } else {
             /* Publish the aggregate before looking back: successors may fold it now. */
-            if (!SPECIALIZED && lane == 0) {
+            if (!is_published && lane == 0) {
                 dl_test_pause(tile, 1, test_delay_ns);
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
             }
@@ -214,6 +217,41 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
 }
 
 /*
+ * Publishes the tile's aggregate before any scan (for tile 0, its inclusive prefix, seed
+ * first): each warp reduces its lanes' rows into `warp_totals` (WARPS slots of shared
+ * memory), warp 0 the warps' totals. Returns the aggregate in warp 0 (dl_tile_warp_prefix's
+ * `published`); synchronizes the tile's warps once.
+ */
+template <typename T, typename Op, int ROWS, int WARPS, bool SPECIALIZED>
+__device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (&lane_sum)[ROWS],
+                                                       uint32_t tile, uint32_t epoch, T seed,
+                                                       dl_word *descriptors, uint32_t test_delay_ns)
+{
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    T lane_total = lane_sum[0];
+#pragma unroll
+    for (int r = 1; r < ROWS; ++r)
+        lane_total = Op()(lane_total, lane_sum[r]);
+    const T warp_total = dl_warp_reduce<T, Op>(lane_total);
+    if (lane == 0)
+        warp_totals[warp] = warp_total;
+    dl_tile_sync<SPECIALIZED, WARPS>();
+    T aggregate = Op::identity();
+    if (warp == 0) {
+        aggregate = dl_warp_reduce<T, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
+        if (lane == 0) {
+            dl_test_pause(tile, 1, test_delay_ns);
+            if (tile == 0)
+                dl_gpu_publish<T>(descriptors, 0, epoch, DL_STATUS_P, Op()(seed, aggregate));
+            else
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
+        }
+    }
+    return aggregate;
+}
+
+/*
  * lane_sum[r]: the reduction of this lane's items in row r (identity where it has none).
  * Writes row_prefix[r]: the exclusive prefix of the first of those items over the whole
  * input, seed first: one warp scan per row, then dl_tile_warp_prefix (whose parameters it
@@ -224,7 +262,8 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
                                                  const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
                                                  uint32_t tile, uint32_t epoch, T seed,
                                                  dl_word *descriptors, unsigned long long *stats,
-                                                 T published, uint32_t test_delay_ns)
+                                                 bool is_published, T published,
+                                                 uint32_t test_delay_ns)
 {
     const int lane = threadIdx.x % 32;
 
@@ -244,7 +283,7 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
         warp_total = Op()(warp_total, row_total[r]);
 
     T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, WARPS, SPECIALIZED>(
-        sh, warp_total, tile, epoch, seed, descriptors, stats, published, test_delay_ns);
+        sh, warp_total, tile, epoch, seed, descriptors, stats, is_published, published, test_delay_ns);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         row_prefix[r] = Op()(running, lane_exclusive[r]);

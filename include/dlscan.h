@@ -263,10 +263,10 @@ typedef enum dlscan_option {
     DLSCAN_OPTION_TEST_EPOCH = 4,
     /* GPU handles: 1 (default) runs the persistent kernels (scans; select_flagged,
      * select_if and unique) where the GPU (sm_90 and newer), the alignment (16-byte aligned
-     * inputs) and the size (more tiles than the kernel has blocks; for 64-bit scans, more than
-     * half that) allow: a few blocks per SM that prefetch tiles into shared memory. 0 always
-     * runs one block per tile; 2 runs the persistent kernels at any size (for testing).
-     * Results are the same. */
+     * inputs) and the size (scans: more tiles than half the kernel's blocks; compaction: more
+     * tiles than blocks) allow: a few blocks per SM that prefetch tiles into shared memory.
+     * 0 always runs one block per tile; 2 runs the persistent kernels at any size (for
+     * testing). Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
     /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
      * example just below 2^32 so that it wraps around within a call. Tile indices are

@@ -168,7 +168,7 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
 
 /* DLSCAN_OPTION_PERSISTENT: 1 runs the persistent kernels where they fill their grid (more
  * tiles than blocks: fewer tiles finish sooner one block each; the scan launcher halves
- * this for 64-bit items), 2 at any size. */
+ * this), 2 at any size. */
 static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 {
     return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks;
