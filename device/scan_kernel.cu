@@ -168,10 +168,6 @@ template <typename T> struct dl_scan_fill {
     }
 };
 
-/* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
- * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
- * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
- * it while this tile still waits for its block's compute warps. */
 /* Whether the compute warps take the block's first tile alone (DL_SCAN_COMPUTE_FIRST_TILE):
  * where the grid has a block for every tile, so that a block's first tile is, as a rule, its
  * only one. Its compute warps would only wait for the reducer's serial reduction (for int64
@@ -185,6 +181,11 @@ template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compu
     return DL_SCAN_COMPUTE_FIRST_TILE && !LEFT_FOLD && tiles <= gridDim.x;
 }
 
+/* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
+ * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
+ * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
+ * it while this tile still waits for its block's compute warps. A first tile that the compute
+ * warps take alone it only passes on. */
 template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
                                                      const unsigned char *stages, uint32_t tiles)

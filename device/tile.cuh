@@ -5,6 +5,8 @@
  *   dl_tile_warp_prefix  a warp's exclusive prefix over the whole input, from the warps'
  *                     totals: a block scan, then warp 0 publishes the tile's aggregate, looks
  *                     back and publishes its inclusive prefix;
+ *   dl_tile_publish_aggregate  the tile's aggregate published before any scan (the
+ *                     persistent scan's block that takes its only tile alone);
  *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
  *                     one warp scan per row, then dl_tile_warp_prefix;
  *   dl_warp_prefixes_transposed  the same within a warp, with one warp scan per pass: the rows
