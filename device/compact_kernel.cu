@@ -418,10 +418,8 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SH
         }
         count = dl_warp_reduce<unsigned long long, dl_sum<unsigned long long>>(count);
         if (lane == 0) {
-            const uint32_t epoch = sh.epoch;
-            dl_test_pause(tile, 1, p.test_delay_ns);
-            dl_gpu_publish<unsigned long long>(p.descriptors, tile, epoch,
-                                               tile == 0 ? DL_STATUS_P : DL_STATUS_A, count);
+            dl_publish_aggregate<unsigned long long, dl_sum<unsigned long long>>(
+                p.descriptors, tile, sh.epoch, 0ull, count, p.test_delay_ns);
             sh.stage_aggregate[s] = count;
             sh.stage_before[s] = before;
             dl_mbar_arrive(&sh.reduced[s]);

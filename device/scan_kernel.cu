@@ -245,13 +245,8 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         }
         const T aggregate = dl_warp_reduce<T, Op>(acc);
         if (lane == 0) {
-            const uint32_t epoch = sh.epoch;
-            dl_test_pause(tile, 1, p.test_delay_ns);
-            if (tile == 0)
-                dl_gpu_publish<T>(p.descriptors, 0, epoch, DL_STATUS_P,
-                                  Op()(dl_value_from_bits<T>(p.seed_bits), aggregate));
-            else
-                dl_gpu_publish<T>(p.descriptors, tile, epoch, DL_STATUS_A, aggregate);
+            dl_publish_aggregate<T, Op>(p.descriptors, tile, sh.epoch,
+                                        dl_value_from_bits<T>(p.seed_bits), aggregate, p.test_delay_ns);
             sh.stage_aggregate[s] = aggregate;
             dl_mbar_arrive(&sh.reduced[s]);
         }

@@ -150,6 +150,17 @@ __device__ __forceinline__ void dl_test_pause(uint32_t tile, uint32_t salt, uint
     }
 }
 
+/* One thread publishes a tile's aggregate as soon as it is known, before the tile's scan:
+ * as A, or for tile 0 as its inclusive prefix P, seed first (the testing pause before). */
+template <typename T, typename Op>
+__device__ __forceinline__ void dl_publish_aggregate(dl_word *descriptors, uint32_t tile, uint32_t epoch,
+                                                     T seed, T aggregate, uint32_t test_delay_ns)
+{
+    dl_test_pause(tile, 1, test_delay_ns);
+    dl_gpu_publish<T>(descriptors, tile, epoch, tile == 0 ? DL_STATUS_P : DL_STATUS_A,
+                      tile == 0 ? Op()(seed, aggregate) : aggregate);
+}
+
 /* Synchronizes the threads that work the tile: the whole block, or, in a block whose other
  * warps have roles of their own (SPECIALIZED), the first WARPS warps on named barrier 1. */
 template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_sync()
@@ -189,8 +200,8 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
     if (warp == 0) {
         const T total = lane < WARPS ? sh.warp_prefix[lane] : Op::identity();
         const T inclusive = dl_warp_inclusive_scan<T, Op>(total);
-        const T block_total = dl_shfl(inclusive, WARPS - 1);
-        const T aggregate = is_published ? published : block_total;
+        /* is_published is the same in every lane, so the shuffle is taken by all or none */
+        const T aggregate = is_published ? published : dl_shfl(inclusive, WARPS - 1);
         const T before = dl_shfl_up(inclusive, 1);
         if (lane < WARPS)
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
@@ -242,13 +253,8 @@ __device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (
     T aggregate = Op::identity();
     if (warp == 0) {
         aggregate = dl_warp_reduce<T, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
-        if (lane == 0) {
-            dl_test_pause(tile, 1, test_delay_ns);
-            if (tile == 0)
-                dl_gpu_publish<T>(descriptors, 0, epoch, DL_STATUS_P, Op()(seed, aggregate));
-            else
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
-        }
+        if (lane == 0)
+            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, test_delay_ns);
     }
     return aggregate;
 }
