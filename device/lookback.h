@@ -426,14 +426,15 @@ template <typename Op> struct dl_op_idempotent {
     static constexpr bool value = false;
 };
 
-/* Reduction over the 32 lanes of a warp, in lane order: a fixed tree that keeps the order
- * (lane l takes l+1, then l+2, l+4, ...), so it serves operators that do not commute, such
- * as reduce-by-key's segmented one. Lane 0's result, returned in every lane. */
-template <typename T, typename Op> __device__ __forceinline__ T dl_warp_reduce(T v)
+/* Reduction over the first WIDTH lanes of a warp (a power of two; all 32 by default), in lane
+ * order: a fixed tree that keeps the order (lane l takes l+1, then l+2, l+4, ...), so it
+ * serves operators that do not commute, such as reduce-by-key's segmented one. Lane 0's
+ * result, returned in every lane. */
+template <typename T, typename Op, int WIDTH = 32> __device__ __forceinline__ T dl_warp_reduce(T v)
 {
     const int lane = threadIdx.x % 32;
 #pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
+    for (int offset = 1; offset < WIDTH; offset *= 2) {
         const T later = dl_shfl_down(v, offset);
         if (dl_op_idempotent<Op>::value || lane + offset < 32)
             v = Op()(v, later);

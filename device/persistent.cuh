@@ -15,7 +15,9 @@
  * bulk copies with an L2 evict-first policy), DL_SCAN_DEPENDENT_LAUNCH (programmatic dependent
  * launches on sm_90; the launcher's dl_launch), DL_SCAN_REDUCE_CHAINS (the reducer warp's
  * 16-byte vectors reduced side by side per lane), DL_SCAN_COMPUTE_FIRST_TILE (the persistent
- * scan's compute warps take a block's only tile alone; scan_kernel.cu), and a diagnostic:
+ * scan's compute warps take a block's only tile alone; scan_kernel.cu),
+ * DL_SCAN_FEW_TILES_TRANSPOSED_8B (64-bit tiles of the few-tiles kernel take the transposed
+ * warp scan of tile.cuh), and a diagnostic:
  * DL_SCAN_COPY_ONLY = 1 makes the persistent scan a copy through its ring (wrong results; the
  * ring's own ceiling).
  */
@@ -58,6 +60,9 @@
 #endif
 #ifndef DL_SCAN_COMPUTE_FIRST_TILE
 #define DL_SCAN_COMPUTE_FIRST_TILE 1
+#endif
+#ifndef DL_SCAN_FEW_TILES_TRANSPOSED_8B
+#define DL_SCAN_FEW_TILES_TRANSPOSED_8B 1
 #endif
 #ifndef DL_SCAN_COPY_ONLY
 #define DL_SCAN_COPY_ONLY 0

@@ -5,7 +5,8 @@
  * items in registers, one 16-byte access per row, the 32 lanes of a warp side by side in a
  * row (512 contiguous bytes per warp access); it reduces its rows, gets every row's
  * exclusive prefix over the whole input through warp scans (one per row; in the persistent
- * kernel, one per pass over the rows transposed through shared memory), a block scan and the
+ * kernel and for 64-bit tiles of the few-tiles kernel, one per pass over the rows transposed
+ * through shared memory), a block scan and the
  * look-back (tile.cuh, lookback.h), scans the rows from there and stores them. Each item is
  * read once and written once.
  *
@@ -37,8 +38,8 @@
 
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
- * TRANSPOSED (the persistent kernel), from the transposed warp scan (tile.cuh) in this warp's
- * `warp_scratch`. With `is_published`, the reducer warp has published the aggregate
+ * TRANSPOSED (the persistent kernel; 64-bit tiles in dl_scan_few_tiles_kernel), from the
+ * transposed warp scan (tile.cuh) in this warp's `warp_scratch`. With `is_published`, the reducer warp has published the aggregate
  * `published` (dl_tile_warp_prefix). Without it, the tile's warps publish it: in a SPECIALIZED
  * block (the persistent kernel's first tile, dl_first_tile_by_compute) before any scan, from
  * a reduction of their rows; in the one-block kernels after the row scans. (There, publishing
@@ -106,7 +107,7 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
      * one-block kernels keep the per-row checks: with dl_store_tile, their int32 calls at 2^21
      * items took 0.3 us longer (bench/NOTES.md, section 26). */
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
-    if constexpr (TRANSPOSED)
+    if constexpr (SPECIALIZED)
         dl_store_tile<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
     else
         dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
@@ -114,19 +115,33 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
 
 /* ---------------------------------------------------------------- one block per tile */
 
-template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
+/* A one-block kernel's shared memory; with TRANSPOSED, the warps' scratch for the transposed
+ * warp scan. */
+template <typename T, bool LEFT_FOLD, bool TRANSPOSED>
+struct dl_block_shared : dl_tile_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD> {
+    using S = dl_scan_shape<T>;
+    T scratch[S::warps][dl_warp_scratch<T, S::rows, S::scratch_passes>::items];
+};
+template <typename T, bool LEFT_FOLD>
+struct dl_block_shared<T, LEFT_FOLD, false> : dl_tile_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD> {
+};
+
+template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool TRANSPOSED>
 __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
 {
     using S = dl_scan_shape<T>;
-    __shared__ dl_tile_shared<T, S::warps, LEFT_FOLD> sh;
+    __shared__ dl_block_shared<T, LEFT_FOLD, TRANSPOSED> sh;
     dl_grid_dependency();
     uint32_t tile, epoch;
     dl_tile_take(p.control, sh, &tile, &epoch);
     T v[S::rows][S::vec];
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, false>(p, sh, tile, epoch, v, nullptr, false,
-                                                                Op::identity());
+    T *scratch = nullptr;
+    if constexpr (TRANSPOSED)
+        scratch = sh.scratch[threadIdx.x / 32];
+    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(p, sh, tile, epoch, v, scratch,
+                                                                     false, Op::identity());
     dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
@@ -136,18 +151,22 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
 {
-    dl_scan_block<T, Op, VECTOR_ACCESS, LEFT_FOLD>(p);
+    dl_scan_block<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p);
 }
 
 /* No more tiles than half the persistent kernel's blocks (sm_90, small inputs): the registers
  * need only let that many blocks be resident at once (DL_SCAN_BLOCKS_PER_SM per SM). With
  * the bound above, ptxas held the 32-bit min and max kernels to 80 registers, where they
- * spilled and took 2 us longer at 2^21 items (bench/NOTES.md, section 17). */
+ * spilled and took 2 us longer at 2^21 items (bench/NOTES.md, section 17). 64-bit tiles take
+ * the transposed warp scan (DL_SCAN_FEW_TILES_TRANSPOSED_8B): half the operator's applications
+ * of the row scans, which took int64 min and max from 2-5% behind the sum at 2^17-2^19 items
+ * to within 1-2% (section 30); 32-bit tiles keep the row scans, 7% faster for them at 2^21
+ * items (section 26). */
 template <typename T, typename Op, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS, DL_SCAN_BLOCKS_PER_SM)
     dl_scan_few_tiles_kernel(const dl_scan_params p)
 {
-    dl_scan_block<T, Op, true, LEFT_FOLD>(p);
+    dl_scan_block<T, Op, true, LEFT_FOLD, DL_SCAN_FEW_TILES_TRANSPOSED_8B && sizeof(T) == 8>(p);
 }
 
 /* ---------------------------------------------------------------- persistent, specialized */

@@ -10,7 +10,8 @@
  *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
  *                     one warp scan per row, then dl_tile_warp_prefix;
  *   dl_warp_prefixes_transposed  the same within a warp, with one warp scan per pass: the rows
- *                     transposed through shared memory (the persistent scan's way);
+ *                     transposed through shared memory (the persistent scan's way, and
+ *                     the few-tiles scan's for 64-bit items);
  *   dl_tile_finish    in the rare call where the epoch wraps, the last block to finish
  *                     clears the descriptors.
  * Together with the last ticket's reset in dl_tile_take, the next call needs no
@@ -132,6 +133,26 @@ template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusiv
     return x;
 }
 
+/* x[0] (+) ... (+) x[N-1] in a balanced tree of neighbours: log2(N) dependent steps where the
+ * left-to-right chain takes N - 1 (still a fixed order). */
+template <typename T, typename Op, int N>
+__device__ __forceinline__ T dl_reduce_pairwise(const T (&x)[N])
+{
+    T y[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        y[i] = x[i];
+#pragma unroll
+    for (int width = N; width > 1; width = (width + 1) / 2) {
+#pragma unroll
+        for (int i = 0; i < width / 2; ++i)
+            y[i] = Op()(y[2 * i], y[2 * i + 1]);
+        if (width % 2)
+            y[width / 2] = y[width - 1];
+    }
+    return y[0];
+}
+
 /* Testing aid (DLSCAN_OPTION_TEST_DELAY_US): a pause of 0 .. delay_ns nanoseconds, picked
  * by hashing the tile and `salt`, so that look-backs meet X, long runs of A and late P. */
 __device__ __forceinline__ void dl_test_pause(uint32_t tile, uint32_t salt, uint32_t delay_ns)
@@ -231,8 +252,8 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
 
 /*
  * Publishes the tile's aggregate before any scan (for tile 0, its inclusive prefix, seed
- * first): each warp reduces its lanes' rows into `warp_totals` (WARPS slots of shared
- * memory), warp 0 the warps' totals. Returns the aggregate in warp 0 (dl_tile_warp_prefix's
+ * first): each warp reduces its lanes' rows (a tree, then over its lanes) into `warp_totals`
+ * (WARPS slots of shared memory), warp 0 the warps' totals over WARPS lanes only. Returns the aggregate in warp 0 (dl_tile_warp_prefix's
  * `published`); synchronizes the tile's warps once.
  */
 template <typename T, typename Op, int ROWS, int WARPS, bool SPECIALIZED>
@@ -242,17 +263,14 @@ __device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
-    T lane_total = lane_sum[0];
-#pragma unroll
-    for (int r = 1; r < ROWS; ++r)
-        lane_total = Op()(lane_total, lane_sum[r]);
+    const T lane_total = dl_reduce_pairwise<T, Op>(lane_sum);
     const T warp_total = dl_warp_reduce<T, Op>(lane_total);
     if (lane == 0)
         warp_totals[warp] = warp_total;
     dl_tile_sync<SPECIALIZED, WARPS>();
     T aggregate = Op::identity();
     if (warp == 0) {
-        aggregate = dl_warp_reduce<T, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
+        aggregate = dl_warp_reduce<T, Op, WARPS>(lane < WARPS ? warp_totals[lane] : Op::identity());
         if (lane == 0)
             dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, test_delay_ns);
     }
