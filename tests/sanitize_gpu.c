@@ -4,7 +4,8 @@
  * each test in a sandboxed child process that the sanitizer does not follow, so this drives
  * the same shared checks (scan_check.c, compact_check.c) in a single process: every type
  * and operator and every compaction call through both kinds of kernel (the persistent ones
- * forced at any size: DLSCAN_OPTION_PERSISTENT = 2), bad input. Sizes up to
+ * forced at any size: DLSCAN_OPTION_PERSISTENT = 2), scans also with the default choice (the
+ * few-tiles kernel for small inputs), bad input. Sizes up to
  * DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -31,14 +32,16 @@ int main(void)
     const size_t max_n = test_max_n(1u << 18);
     static const char *const names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 4 + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 5 + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
-        for (int persistent = 2; persistent >= 0; persistent -= 2) { /* 2: persistent at any size */
+        /* 2: persistent at any size; 1 (default): few tiles one block each, more persistent */
+        static const char *const kernels[] = {"one-block-per-tile", "few-tiles and persistent", "persistent"};
+        for (int persistent = 2; persistent >= 0; --persistent) {
             const int before = test_expect_failures;
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
             scan_check_type(h, &m, (dlscan_type)type, max_n, &rng);
-            printf("%s %d - scan %s, %s kernel\n", test_expect_failures == before ? "ok" : "not ok",
-                   ++step, names[type], persistent ? "persistent" : "one-block-per-tile");
+            printf("%s %d - scan %s, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+                   ++step, names[type], kernels[persistent]);
             fflush(stdout);
         }
         for (int persistent = 2; persistent >= 0; persistent -= 2) {
