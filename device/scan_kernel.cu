@@ -6,9 +6,8 @@
  * row (512 contiguous bytes per warp access); it reduces its rows, gets every row's
  * exclusive prefix over the whole input through warp scans (one per row; in the persistent
  * kernel and for 64-bit tiles of the few-tiles kernel, one per pass over the rows transposed
- * through shared memory), a block scan and the
- * look-back (tile.cuh, lookback.h), scans the rows from there and stores them. Each item is
- * read once and written once.
+ * through shared memory), a block scan and the look-back (tile.cuh, lookback.h), scans the
+ * rows from there and stores them. Each item is read once and written once.
  *
  * dl_scan_persistent_kernel (sm_90, 16-byte aligned pointers; the default): a grid of a few
  *   blocks per SM, each with three roles. A producer warp draws tickets and has Hopper's
@@ -39,12 +38,12 @@
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
  * TRANSPOSED (the persistent kernel; 64-bit tiles in dl_scan_few_tiles_kernel), from the
- * transposed warp scan (tile.cuh) in this warp's `warp_scratch`. With `is_published`, the reducer warp has published the aggregate
- * `published` (dl_tile_warp_prefix). Without it, the tile's warps publish it: in a SPECIALIZED
- * block (the persistent kernel's first tile, dl_first_tile_by_compute) before any scan, from
- * a reduction of their rows; in the one-block kernels after the row scans. (There, publishing
- * first made 32-bit sums at 2^21 items 15% faster but min and max 5%, putting them 10% behind
- * the sum; bench/NOTES.md, section 28.) */
+ * transposed warp scan (tile.cuh) in this warp's `warp_scratch`. With `is_published`, the
+ * reducer warp has published the aggregate `published` (dl_tile_warp_prefix). Without it, the
+ * tile's warps publish it: in a SPECIALIZED block (the persistent kernel's first tile,
+ * dl_first_tile_by_compute) before any scan, from a reduction of their rows; in the one-block
+ * kernels after the scans. (There, publishing first made 32-bit sums at 2^21 items 15% faster
+ * but min and max 5%, putting them 10% behind the sum; bench/NOTES.md, section 28.) */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,

@@ -253,8 +253,8 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
 /*
  * Publishes the tile's aggregate before any scan (for tile 0, its inclusive prefix, seed
  * first): each warp reduces its lanes' rows (a tree, then over its lanes) into `warp_totals`
- * (WARPS slots of shared memory), warp 0 the warps' totals over WARPS lanes only. Returns the aggregate in warp 0 (dl_tile_warp_prefix's
- * `published`); synchronizes the tile's warps once.
+ * (WARPS slots of shared memory), warp 0 the warps' totals over WARPS lanes only. Returns the
+ * aggregate in warp 0 (dl_tile_warp_prefix's `published`); synchronizes the tile's warps once.
  */
 template <typename T, typename Op, int ROWS, int WARPS, bool SPECIALIZED>
 __device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (&lane_sum)[ROWS],
