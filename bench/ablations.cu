@@ -187,7 +187,7 @@ __device__ __forceinline__ T split_lookback(const single_pass_params &p, int64_t
             bool any_x = false;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                status[k] = split_read_status(p, dl_window_tile(last, lane, k), epoch);
+                status[k] = split_read_status(p, dl_window_tile(last, lane, k, K), epoch);
                 any_x |= status[k] == DL_STATUS_X;
             }
             if (dl_window_action(__ballot_sync(0xffffffffu, any_x), 0) != DL_WINDOW_WAIT)
@@ -204,7 +204,7 @@ __device__ __forceinline__ T split_lookback(const single_pass_params &p, int64_t
         const uint32_t p_lanes = __ballot_sync(0xffffffffu, p_slots != 0);
         const int first_lane = dl_window_first_lane(p_lanes);
         const int first_slot = __shfl_sync(0xffffffffu, dl_lane_first_slot(p_slots), first_lane);
-        const uint32_t folded = dl_lane_fold_mask(lane, first_lane, first_slot);
+        const uint32_t folded = dl_lane_fold_mask(lane, first_lane, first_slot, K);
 
         /* Step 3: the values of those slots, after a fence that pairs with each publisher's
          * fence between its value and its status; then fold and stop, or slide back. */
@@ -212,7 +212,7 @@ __device__ __forceinline__ T split_lookback(const single_pass_params &p, int64_t
         T mine = Op::identity();
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const int64_t t = dl_window_tile(last, lane, k);
+            const int64_t t = dl_window_tile(last, lane, k, K);
             if ((folded >> k & 1) && t >= 0)
                 mine = Op()(mine, split_load_value<T>((status[k] == DL_STATUS_P ? inclusives : aggregates) + t));
         }

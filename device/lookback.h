@@ -5,8 +5,8 @@
  * CPU backend: the partition descriptor format and every decision of the protocol
  * (status decoding, epochs, window geometry, what a window means, back-off, when a
  * left-folding look-back stops buffering).
- * Part 2, CUDA only: the look-back as the GPU runs it, one warp over a window of
- * DL_WINDOW predecessors.
+ * Part 2, CUDA only: the look-back as the GPU runs it, one warp over a window of 32 or 64
+ * predecessors.
  * Part 3, C11 only: the same look-back as a CPU thread runs it, one thread walking the
  * lanes and slots of the same window.
  *
@@ -16,7 +16,7 @@
  *      never depends on the order in which workers are scheduled;
  *   2. reduce the tile and publish its aggregate with status A (tile 0 publishes its
  *      inclusive prefix with status P at once);
- *   3. look back over the predecessors' descriptors, a window of DL_WINDOW at a time,
+ *   3. look back over the predecessors' descriptors, a window (32 or 64 tiles) at a time,
  *      nearest last: any X -> wait and read the window again; all A -> fold the aggregates
  *      and slide the window back; some P -> fold from the nearest P up to tile i-1 and
  *      stop. The result is tile i's exclusive prefix;
@@ -147,12 +147,15 @@ DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
 }
 
 /*
- * Windows. One warp reads a window of DL_WINDOW predecessors at once: each of its 32 lanes
- * watches DL_SLOTS_PER_LANE consecutive tiles. The window ending at tile `last` covers
- * last - DL_WINDOW + 1 .. last in lane order: the last slot of lane 31 is the nearest
+ * Windows. One warp reads a window of 32 x `slots` predecessors at once: each of its 32
+ * lanes watches `slots` consecutive tiles. The window ending at tile `last` covers
+ * last - 32 x slots + 1 .. last in lane order: the last slot of lane 31 is the nearest
  * predecessor. Slots before tile 0 read as P with the identity, so no window needs padding
- * descriptors in front of tile 0. (The paper's window has one tile per lane; with two, one
- * round trip to L2 covers twice as many predecessors: bench/NOTES.md has the measurements.)
+ * descriptors in front of tile 0. The paper's window has one tile per lane, and so has the
+ * persistent scan's (DL_SCAN_PERSISTENT_SLOTS, persistent.cuh). The other kernels and the CPU
+ * watch DL_SLOTS_PER_LANE = 2 tiles per lane, so that one round trip to L2 covers twice as
+ * many predecessors (bench/NOTES.md, sections 3 and 31, has the measurements). DL_WINDOW is
+ * the widest window.
  */
 #define DL_WINDOW_LANES 32
 #ifndef DL_SLOTS_PER_LANE
@@ -160,9 +163,9 @@ DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
 #endif
 #define DL_WINDOW (DL_WINDOW_LANES * DL_SLOTS_PER_LANE)
 
-DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int lane, int slot)
+DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int lane, int slot, int slots)
 {
-    return last - (DL_WINDOW - 1) + lane * DL_SLOTS_PER_LANE + slot;
+    return last - (DL_WINDOW_LANES * slots - 1) + lane * slots + slot;
 }
 
 enum dl_window_action {
@@ -195,11 +198,11 @@ DL_PROTOCOL_FN int dl_window_first_lane(uint32_t p_lanes) { return p_lanes ? dl_
 /* Within one lane, p_slots has bit k set when slot k is P: the nearest P's slot, or 0. */
 DL_PROTOCOL_FN int dl_lane_first_slot(uint32_t p_slots) { return p_slots ? dl_highest_bit(p_slots) : 0; }
 
-/* The slots of `lane` the fold takes: all from the nearest P (first_lane, first_slot) on,
- * the P itself included as the fold's start. */
-DL_PROTOCOL_FN uint32_t dl_lane_fold_mask(int lane, int first_lane, int first_slot)
+/* The slots of `lane` (of `slots`) the fold takes: all from the nearest P (first_lane,
+ * first_slot) on, the P itself included as the fold's start. */
+DL_PROTOCOL_FN uint32_t dl_lane_fold_mask(int lane, int first_lane, int first_slot, int slots)
 {
-    const uint32_t all = (1u << DL_SLOTS_PER_LANE) - 1;
+    const uint32_t all = (1u << slots) - 1;
     if (lane > first_lane)
         return all;
     return lane == first_lane ? all & (all << first_slot) : 0u;
@@ -426,26 +429,43 @@ template <typename Op> struct dl_op_idempotent {
     static constexpr bool value = false;
 };
 
+/* Whether Op brings a warp-wide reduction of its own, Op::warp_reduce(v): the result in every
+ * lane, sooner than the shuffle tree's (min and max but float32's, through the hardware's
+ * redux.sync: ops.cuh). */
+template <typename Op> struct dl_op_has_warp_reduce {
+    static constexpr bool value = false;
+};
+
 /* Reduction over the first WIDTH lanes of a warp (a power of two; all 32 by default), in lane
  * order: a fixed tree that keeps the order (lane l takes l+1, then l+2, l+4, ...), so it
  * serves operators that do not commute, such as reduce-by-key's segmented one. Lane 0's
- * result, returned in every lane. */
+ * result, returned in every lane. On sm_80 and later, an operator's own warp reduction
+ * (dl_op_has_warp_reduce) replaces the tree. */
 template <typename T, typename Op, int WIDTH = 32> __device__ __forceinline__ T dl_warp_reduce(T v)
 {
     const int lane = threadIdx.x % 32;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr bool own = dl_op_has_warp_reduce<Op>::value;
+#else
+    constexpr bool own = false;
+#endif
+    if constexpr (own) {
+        return Op::warp_reduce(WIDTH == 32 || lane < WIDTH ? v : Op::identity());
+    } else {
 #pragma unroll
-    for (int offset = 1; offset < WIDTH; offset *= 2) {
-        const T later = dl_shfl_down(v, offset);
-        if (dl_op_idempotent<Op>::value || lane + offset < 32)
-            v = Op()(v, later);
+        for (int offset = 1; offset < WIDTH; offset *= 2) {
+            const T later = dl_shfl_down(v, offset);
+            if (dl_op_idempotent<Op>::value || lane + offset < 32)
+                v = Op()(v, later);
+        }
+        return dl_shfl(v, 0);
     }
-    return dl_shfl(v, 0);
 }
 
 /*
  * The look-back of tile `tile` (> 0): run by all 32 lanes of one warp; returns the
  * tile's exclusive prefix in every lane. Lane l watches slots l*K .. l*K+K-1 of the window
- * (K = DL_SLOTS_PER_LANE).
+ * (K = SLOTS, at most DL_SLOTS_PER_LANE).
  *
  * LEFT_FOLD = false folds each window as a tree: each lane folds its slots in order, the
  * lanes below the nearest P contribute the identity (the paper's segmented reduction), and
@@ -455,11 +475,12 @@ template <typename T, typename Op, int WIDTH = 32> __device__ __forceinline__ T 
  *
  * `stats` is NULL unless look-back counting is on; lane 0 counts.
  */
-template <typename T, typename Op, bool LEFT_FOLD>
+template <typename T, typename Op, bool LEFT_FOLD, int SLOTS = DL_SLOTS_PER_LANE>
 __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t epoch,
                              T *fold_buffer, unsigned long long *stats)
 {
-    constexpr int K = DL_SLOTS_PER_LANE;
+    constexpr int K = SLOTS, window = DL_WINDOW_LANES * K;
+    static_assert(K >= 1 && K <= DL_SLOTS_PER_LANE, "the fold buffer holds windows of DL_WINDOW");
     const int lane = threadIdx.x % 32;
     unsigned long long *lane0_stats = lane == 0 ? stats : nullptr;
     dl_gpu_count(lane0_stats, DL_STAT_LOOKBACKS, 1);
@@ -478,7 +499,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
             bool any_x = false;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                status[k] = dl_gpu_read<T, Op>(descriptors, dl_window_tile(last, lane, k), epoch,
+                status[k] = dl_gpu_read<T, Op>(descriptors, dl_window_tile(last, lane, k, K), epoch,
                                                &value[k]);
                 any_x |= status[k] == DL_STATUS_X;
             }
@@ -501,7 +522,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
         const int action = dl_window_action(0, p_lanes);
         const int first_lane = dl_window_first_lane(p_lanes);
         const int first_slot = __shfl_sync(0xffffffffu, dl_lane_first_slot(p_slots), first_lane);
-        const uint32_t folded = dl_lane_fold_mask(lane, first_lane, first_slot);
+        const uint32_t folded = dl_lane_fold_mask(lane, first_lane, first_slot, K);
         if (stats)
             dl_gpu_count(lane0_stats, DL_STAT_AGGREGATES_FOLDED,
                          __reduce_add_sync(0xffffffffu, __popc(a_slots & folded)));
@@ -511,7 +532,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
             T at_first = value[0];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                fold_buffer[windows * DL_WINDOW + lane * K + k] = value[k];
+                fold_buffer[windows * window + lane * K + k] = value[k];
                 if (k == first_slot)
                     at_first = value[k];
             }
@@ -535,7 +556,7 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
             }
         }
         dl_gpu_count(lane0_stats, DL_STAT_WINDOWS_SLID, 1);
-        last -= DL_WINDOW;
+        last -= window;
         if (LEFT_FOLD && dl_fold_buffer_full(windows)) {
             /* Buffer full: wait for the tile just before the buffered windows to be P. */
             dl_gpu_count(lane0_stats, DL_STAT_WAITS_FOR_P, 1);
@@ -556,18 +577,18 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
     if (lane == 0) {
         int index = first_index;
         for (int w = windows - 1; w >= 0; --w, index = 0) {
-            const T *window = fold_buffer + w * DL_WINDOW;
-            for (; index + 8 <= DL_WINDOW; index += 8) {
+            const T *slot = fold_buffer + w * window;
+            for (; index + 8 <= window; index += 8) {
                 T batch[8];
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
-                    batch[u] = window[index + u];
+                    batch[u] = slot[index + u];
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
                     acc = Op()(acc, batch[u]);
             }
-            for (; index < DL_WINDOW; ++index)
-                acc = Op()(acc, window[index]);
+            for (; index < window; ++index)
+                acc = Op()(acc, slot[index]);
         }
     }
     return dl_shfl(acc, 0);
@@ -663,7 +684,7 @@ static inline dl_bits dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile
                 p_slots[lane] = a_slots[lane] = 0;
                 for (int k = 0; k < K; ++k) {
                     const uint32_t status =
-                        dl_cpu_read(c, dl_window_tile(last, lane, k), &slots[lane * K + k]);
+                        dl_cpu_read(c, dl_window_tile(last, lane, k, K), &slots[lane * K + k]);
                     x_lanes |= (uint32_t)(status == DL_STATUS_X) << lane;
                     p_slots[lane] |= (uint32_t)(status == DL_STATUS_P) << k;
                     a_slots[lane] |= (uint32_t)(status == DL_STATUS_A) << k;
@@ -682,7 +703,7 @@ static inline dl_bits dl_cpu_lookback(const dl_cpu_lookback_ctx *c, int64_t tile
         unsigned long long folded = 0;
         for (int lane = 0; lane < DL_WINDOW_LANES; ++lane)
             folded += (unsigned long long)__builtin_popcount(
-                a_slots[lane] & dl_lane_fold_mask(lane, first_lane, first_slot));
+                a_slots[lane] & dl_lane_fold_mask(lane, first_lane, first_slot, K));
         dl_cpu_count(c, DL_STAT_AGGREGATES_FOLDED, folded);
         ++windows;
         /* Step 3: stop at the P, or slide back (waiting for a P once the buffer is full). */

@@ -17,7 +17,8 @@
  * 16-byte vectors reduced side by side per lane), DL_SCAN_COMPUTE_FIRST_TILE (the persistent
  * scan's compute warps take a block's only tile alone; scan_kernel.cu),
  * DL_SCAN_FEW_TILES_TRANSPOSED_8B (64-bit tiles of the few-tiles kernel take the transposed
- * warp scan of tile.cuh), and a diagnostic:
+ * warp scan of tile.cuh), DL_SCAN_PERSISTENT_SLOTS (the persistent scan's look-back window:
+ * slots per lane, lookback.h; the other kernels' is DL_SLOTS_PER_LANE), and a diagnostic:
  * DL_SCAN_COPY_ONLY = 1 makes the persistent scan a copy through its ring (wrong results; the
  * ring's own ceiling).
  */
@@ -63,6 +64,9 @@
 #endif
 #ifndef DL_SCAN_FEW_TILES_TRANSPOSED_8B
 #define DL_SCAN_FEW_TILES_TRANSPOSED_8B 1
+#endif
+#ifndef DL_SCAN_PERSISTENT_SLOTS
+#define DL_SCAN_PERSISTENT_SLOTS 1
 #endif
 #ifndef DL_SCAN_COPY_ONLY
 #define DL_SCAN_COPY_ONLY 0

@@ -75,7 +75,8 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     if constexpr (TRANSPOSED) {
         const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
             lane_sum, row_prefix, warp_scratch);
-        const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED>(
+        constexpr int slots = SPECIALIZED ? DL_SCAN_PERSISTENT_SLOTS : DL_SLOTS_PER_LANE;
+        const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED, slots>(
             sh, warp_total, tile, epoch, seed, p.descriptors, stats, is_published, published,
             p.test_delay_ns);
 #pragma unroll

@@ -197,14 +197,16 @@ template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_s
  * Returns this warp's exclusive prefix over the whole input, seed first. The first WARPS
  * warps of the block call it; it synchronizes them twice.
  *
- * SPECIALIZED: the block's other warps have roles of their own (dl_tile_sync).
+ * SPECIALIZED: the block's other warps have roles of their own (dl_tile_sync). SLOTS: the
+ * look-back window's slots per lane (lookback.h).
  * `is_published` = false: warp 0 publishes the tile's aggregate (its own tree over the block)
  * and, after the look-back, its inclusive prefix. `is_published` = true: another warp already
  * published the aggregate `published` (and, for tile 0, the inclusive prefix), which warp 0
  * passes in; the inclusive prefix is built on that same value, so that P = E (+) A holds for
  * every reader.
  */
-template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED>
+template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED,
+          int SLOTS = DL_SLOTS_PER_LANE>
 __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh, T warp_total,
                                                  uint32_t tile, uint32_t epoch, T seed,
                                                  dl_word *descriptors, unsigned long long *stats,
@@ -226,18 +228,13 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
         const T before = dl_shfl_up(inclusive, 1);
         if (lane < WARPS)
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
+        /* The aggregate out before the look-back: successors may fold it now. */
+        if (!is_published && lane == 0)
+            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, test_delay_ns);
         T prefix = seed;
-        if (tile == 0) {
-            if (!is_published && lane == 0)
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(seed, aggregate));
-        } else {
-            /* Publish the aggregate before looking back: successors may fold it now. */
-            if (!is_published && lane == 0) {
-                dl_test_pause(tile, 1, test_delay_ns);
-                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_A, aggregate);
-            }
-            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD>(descriptors, tile, epoch, sh.fold_buffer,
-                                                       stats);
+        if (tile != 0) {
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD, SLOTS>(descriptors, tile, epoch,
+                                                              sh.fold_buffer, stats);
             if (lane == 0) {
                 dl_test_pause(tile, 2, test_delay_ns);
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));

@@ -88,9 +88,9 @@ typedef enum dlscan_type {
 
 /* Operators, with their identities: sum 0; min the type's largest value (+inf for
  * floats); max the type's smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
- * and max(a, b) is `a < b ? b : a`, with a the earlier item (float32: C's fminf and fmaxf,
- * which may return either of two equal zeros, +0 or -0); with NaNs in the input the result
- * of min and max is unspecified. */
+ * and max(a, b) is `a < b ? b : a`, with a the earlier item, except that for floats either
+ * of two equal zeros, +0 or -0, may come out (float32 uses C's fminf and fmaxf); with NaNs
+ * in the input the result of min and max is unspecified. */
 typedef enum dlscan_op { DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2 } dlscan_op;
 
 /* An opaque handle: the backend (GPU or CPU), the descriptor storage it keeps between
@@ -288,7 +288,8 @@ typedef struct dlscan_lookback_stats {
     unsigned long long waits_on_x;        /* windows that held a not-ready descriptor (X)  */
     unsigned long long aggregates_folded; /* aggregates (A) folded into an exclusive prefix  */
     unsigned long long stops_at_p;        /* look-backs that ended at an inclusive prefix (P) */
-    unsigned long long windows_slid;      /* windows of 32 aggregates passed over            */
+    unsigned long long windows_slid;      /* windows of aggregates passed over (32 tiles in
+                                              the persistent scan, 64 elsewhere)            */
     unsigned long long waits_for_p;       /* deterministic look-backs that filled their buffer
                                               of windows and waited for one P instead        */
 } dlscan_lookback_stats;

@@ -32,7 +32,11 @@ typedef enum test_values {
      * partial sum is exact and any lost or doubled item shows */
     TEST_VALUES_UNIFORM,
     /* floats: random signs and mantissas, magnitudes from 2^-20 to 2^20 */
-    TEST_VALUES_MIXED_MAGNITUDE
+    TEST_VALUES_MIXED_MAGNITUDE,
+    /* integers within 2^32 of zero (2^15 for 32-bit ones), so that many 64-bit values share
+     * their high 32 bits and their low ones decide a min or a max; floats as UNIFORM, with
+     * zeros of both signs */
+    TEST_VALUES_NARROW
 } test_values;
 
 typedef struct scan_case {

@@ -106,24 +106,32 @@ Test(host, window_decisions)
     cr_assert_eq(dl_window_first_lane(1u << 31), 31);
     cr_assert_eq(dl_lane_first_slot(0), 0);
     cr_assert_eq(dl_lane_first_slot(0x5), 2, "the nearest P within the lane");
-    const uint32_t all = (1u << DL_SLOTS_PER_LANE) - 1;
-    cr_assert_eq(dl_lane_fold_mask(5, 4, 1), all, "lanes after the P's lane fold everything");
-    cr_assert_eq(dl_lane_fold_mask(3, 4, 1), 0, "lanes before it fold nothing");
-    cr_assert_eq(dl_lane_fold_mask(4, 4, 1), all & ~1u, "its lane folds from the P on");
-    cr_assert_eq(dl_lane_fold_mask(0, 0, 0), all, "a sliding window folds everything");
+    for (int slots = 1; slots <= DL_SLOTS_PER_LANE; ++slots) {
+        const uint32_t all = (1u << slots) - 1;
+        cr_assert_eq(dl_lane_fold_mask(5, 4, 0, slots), all, "lanes after the P's lane fold everything");
+        cr_assert_eq(dl_lane_fold_mask(3, 4, 0, slots), 0, "lanes before it fold nothing");
+        cr_assert_eq(dl_lane_fold_mask(4, 4, slots - 1, slots), 1u << (slots - 1),
+                     "its lane folds from the P on");
+        cr_assert_eq(dl_lane_fold_mask(0, 0, 0, slots), all, "a sliding window folds everything");
+    }
 }
 
+/* Windows of one slot per lane (the persistent scan's) and of DL_SLOTS_PER_LANE. */
 Test(host, window_geometry)
 {
     cr_assert_eq(DL_WINDOW, DL_WINDOW_LANES * DL_SLOTS_PER_LANE);
-    cr_assert_eq(dl_window_tile(1000, 31, DL_SLOTS_PER_LANE - 1), 1000,
-                 "lane 31's last slot is the nearest predecessor");
-    cr_assert_eq(dl_window_tile(1000, 0, 0), 1000 - DL_WINDOW + 1, "lane 0's first slot the farthest");
-    for (int lane = 0; lane < DL_WINDOW_LANES; ++lane)
-        for (int k = 0; k + 1 < DL_SLOTS_PER_LANE; ++k)
-            cr_assert_eq(dl_window_tile(500, lane, k) + 1, dl_window_tile(500, lane, k + 1),
-                         "slots of a lane are consecutive tiles");
-    cr_assert_lt(dl_window_tile(3, 0, 0), 0, "slots before tile 0 are negative");
+    for (int slots = 1; slots <= DL_SLOTS_PER_LANE; ++slots) {
+        const int window = DL_WINDOW_LANES * slots;
+        cr_assert_eq(dl_window_tile(1000, 31, slots - 1, slots), 1000,
+                     "lane 31's last slot is the nearest predecessor");
+        cr_assert_eq(dl_window_tile(1000, 0, 0, slots), 1000 - window + 1,
+                     "lane 0's first slot the farthest");
+        for (int lane = 0; lane < DL_WINDOW_LANES; ++lane)
+            for (int k = 0; k < slots; ++k)
+                cr_assert_eq(dl_window_tile(500, lane, k, slots), 500 - window + 1 + lane * slots + k,
+                             "the window's slots are consecutive tiles in lane order");
+        cr_assert_lt(dl_window_tile(3, 0, 0, slots), 0, "slots before tile 0 are negative");
+    }
 }
 
 Test(host, epochs_counters_and_backoff)
