@@ -152,10 +152,10 @@ DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
  * last - 32 x slots + 1 .. last in lane order: the last slot of lane 31 is the nearest
  * predecessor. Slots before tile 0 read as P with the identity, so no window needs padding
  * descriptors in front of tile 0. The paper's window has one tile per lane, and so has the
- * persistent scan's (DL_SCAN_PERSISTENT_SLOTS, persistent.cuh). The other kernels and the CPU
- * watch DL_SLOTS_PER_LANE = 2 tiles per lane, so that one round trip to L2 covers twice as
- * many predecessors (bench/NOTES.md, sections 3 and 31, has the measurements). DL_WINDOW is
- * the widest window.
+ * persistent scan's tree fold (DL_SCAN_PERSISTENT_SLOTS, persistent.cuh). The other kernels,
+ * the left fold and the CPU watch DL_SLOTS_PER_LANE = 2 tiles per lane, so that one round
+ * trip to L2 covers twice as many predecessors (bench/NOTES.md, sections 3, 31 and 33, has
+ * the measurements). DL_WINDOW is the widest window.
  */
 #define DL_WINDOW_LANES 32
 #ifndef DL_SLOTS_PER_LANE

@@ -18,7 +18,8 @@
  * scan's compute warps take a block's only tile alone; scan_kernel.cu),
  * DL_SCAN_FEW_TILES_TRANSPOSED_8B (64-bit tiles of the few-tiles kernel take the transposed
  * warp scan of tile.cuh), DL_SCAN_PERSISTENT_SLOTS (the persistent scan's look-back window:
- * slots per lane, lookback.h; the other kernels' is DL_SLOTS_PER_LANE), and a diagnostic:
+ * slots per lane, lookback.h; the left fold's and the other kernels' is DL_SLOTS_PER_LANE),
+ * and a diagnostic:
  * DL_SCAN_COPY_ONLY = 1 makes the persistent scan a copy through its ring (wrong results; the
  * ring's own ceiling).
  */

@@ -75,7 +75,11 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     if constexpr (TRANSPOSED) {
         const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
             lane_sum, row_prefix, warp_scratch);
-        constexpr int slots = SPECIALIZED ? DL_SCAN_PERSISTENT_SLOTS : DL_SLOTS_PER_LANE;
+        /* The persistent scan's windows (DL_SCAN_PERSISTENT_SLOTS); the left fold keeps the
+         * wider ones, because its buffer holds two windows: with one slot per lane it waited
+         * for P twice as often, and deterministic float64 sums at 2^28 items took 37% longer
+         * (bench/NOTES.md, section 33). */
+        constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_SCAN_PERSISTENT_SLOTS : DL_SLOTS_PER_LANE;
         const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED, slots>(
             sh, warp_total, tile, epoch, seed, p.descriptors, stats, is_published, published,
             p.test_delay_ns);

@@ -289,7 +289,8 @@ typedef struct dlscan_lookback_stats {
     unsigned long long aggregates_folded; /* aggregates (A) folded into an exclusive prefix  */
     unsigned long long stops_at_p;        /* look-backs that ended at an inclusive prefix (P) */
     unsigned long long windows_slid;      /* windows of aggregates passed over (32 tiles in
-                                              the persistent scan, 64 elsewhere)            */
+                                              the persistent scan without
+                                              DLSCAN_OPTION_DETERMINISTIC, 64 elsewhere)    */
     unsigned long long waits_for_p;       /* deterministic look-backs that filled their buffer
                                               of windows and waited for one P instead        */
 } dlscan_lookback_stats;
