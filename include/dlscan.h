@@ -242,7 +242,7 @@ typedef enum dlscan_option {
      * strictly left to right, so every prefix is the same left fold whichever predecessor
      * the look-back stopped at. 0 (default on GPU handles): the look-back folds each window
      * as a tree, and the last bits of float sums may differ between runs. On an H100, 1
-     * costs 2-12% of throughput between 2^20 and 2^25 items and 1% or less from 2^26 on
+     * costs 2-26% of throughput between 2^20 and 2^25 items and 0.5-4% from 2^26 on
      * (bench/NOTES.md). CPU handles always fold left to right. Other types and operators are
      * exact either way. What is not fixed: results on another GPU model or build, or with
      * another tile configuration, can differ in the last bits. Against a float64 scan of the
