@@ -577,18 +577,18 @@ __device__ T dl_gpu_lookback(const dl_word *descriptors, int64_t tile, uint32_t 
     if (lane == 0) {
         int index = first_index;
         for (int w = windows - 1; w >= 0; --w, index = 0) {
-            const T *slot = fold_buffer + w * window;
+            const T *buffered = fold_buffer + w * window;
             for (; index + 8 <= window; index += 8) {
                 T batch[8];
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
-                    batch[u] = slot[index + u];
+                    batch[u] = buffered[index + u];
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
                     acc = Op()(acc, batch[u]);
             }
             for (; index < window; ++index)
-                acc = Op()(acc, slot[index]);
+                acc = Op()(acc, buffered[index]);
         }
     }
     return dl_shfl(acc, 0);

@@ -76,6 +76,7 @@ template <bool MAX, typename T> __device__ __forceinline__ T dl_redux(T v)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if constexpr (!dl_limits<T>::is_integer) {
+        static_assert(sizeof(T) == 8, "float64 only: float32 keeps its tree (dl_op_has_warp_reduce)");
         return dl_double_from_key(dl_redux<MAX>(dl_double_key(v)));
     } else if constexpr (sizeof(T) == 4) {
         return MAX ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
