@@ -6,9 +6,13 @@
  * The sum is timed a second time in each round, last, as a control: "sum again / sum" is
  * the ratio that the method itself gives two identical calls, the resolution of the others.
  *
- *   bench_ops [--min-log 12] [--max-log 24] [--rounds 15] [--persistent 1] [--markdown FILE]
+ *   bench_ops [--min-log 12] [--max-log 24] [--rounds 15] [--persistent 1] [--graph 0]
+ *             [--markdown FILE]
  *
  * --persistent sets DLSCAN_OPTION_PERSISTENT (2: the persistent kernel at every size).
+ * --graph 1 captures each round's calls of an operator into one CUDA graph and times its
+ * launches: the GPU's own time per call, where back-to-back calls from the host are bound by
+ * the host's launches (below about 2^19 items).
  * Each round times enough calls for about 2 ms per operator. Inputs are random and every
  * operator is checked once against the CPU reference first (tests/scan_check.c).
  */
@@ -36,6 +40,25 @@ static dlscan_status call(dlscan_handle_t h, int kind, const void *in, void *out
                                  kind == MIN ? DLSCAN_MIN : kind == MAX ? DLSCAN_MAX : DLSCAN_SUM, stream);
 }
 
+/* `count` calls of operator `kind`, captured into one executable graph. */
+static int capture_calls(dlscan_handle_t h, int kind, const void *in, void *out, size_t n, dlscan_type type,
+                         cudaStream_t stream, int count, cudaGraphExec_t *exec)
+{
+    cudaGraph_t captured;
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    dlscan_status status = DLSCAN_SUCCESS;
+    for (int i = 0; i < count && status == DLSCAN_SUCCESS; ++i)
+        status = call(h, kind, in, out, n, type, stream);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &captured));
+    if (status != DLSCAN_SUCCESS) {
+        fprintf(stderr, "bench_ops: a captured call failed: %s\n", dlscan_last_error(h));
+        return 0;
+    }
+    CUDA_CHECK(cudaGraphInstantiate(exec, captured, 0));
+    CUDA_CHECK(cudaGraphDestroy(captured));
+    return 1;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -44,7 +67,7 @@ static int compare_doubles(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int min_log = 12, max_log = 24, rounds = 15, persistent = 1;
+    int min_log = 12, max_log = 24, rounds = 15, persistent = 1, graph = 0;
     const char *markdown = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log"))
@@ -55,15 +78,17 @@ int main(int argc, char **argv)
             rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--persistent"))
             persistent = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--graph"))
+            graph = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--markdown"))
             markdown = argv[i + 1];
         else
             break;
     }
     if (min_log < 1 || max_log > 30 || min_log > max_log || rounds < 1 || rounds > 64 || persistent < 0 ||
-        persistent > 2 || argc % 2 == 0) {
+        persistent > 2 || graph < 0 || graph > 1 || argc % 2 == 0) {
         fprintf(stderr, "usage: bench_ops [--min-log 12] [--max-log 24] [--rounds 15] [--persistent 1] "
-                        "[--markdown FILE]\n");
+                        "[--graph 0] [--markdown FILE]\n");
         return 2;
     }
     const dlscan_type types[] = {DLSCAN_INT32, DLSCAN_FLOAT32, DLSCAN_INT64, DLSCAN_FLOAT64};
@@ -90,11 +115,11 @@ int main(int argc, char **argv)
     for (int f = 0; f < 2; ++f)
         if (outs[f])
             fprintf(outs[f],
-                    "\n## %s: dlscan per call by operator, alternating rounds in one process (median of %d)\n\n"
+                    "\n## %s: dlscan per call by operator, alternating rounds in one process (median of %d%s)\n\n"
                     "| type | n | sum us | min us | max us | exclusive us | min / sum | max / sum | exclusive / sum "
                     "| sum again / sum |\n"
                     "|---|---|---|---|---|---|---|---|---|---|\n",
-                    prop.name, rounds);
+                    prop.name, rounds, graph ? "; each round's calls launched as one CUDA graph" : "");
     uint64_t rng = test_seed();
     int wrong = 0;
     for (int t = 0; t < 4; ++t) {
@@ -122,14 +147,21 @@ int main(int argc, char **argv)
                 }
             }
             double samples[KINDS][64];
+            cudaGraphExec_t graphs[KINDS] = {NULL};
             int calls = 0;
             for (int r = -1; r < rounds; ++r) /* round -1 warms up and sizes the rounds */
                 for (int k = 0; k < KINDS; ++k) {
                     const int count = calls ? calls : 20;
+                    if (graph && calls && !graphs[k] &&
+                        !capture_calls(h, k, in, out, n, type, stream, count, &graphs[k]))
+                        return 1;
                     CUDA_CHECK(cudaEventRecord(start, stream));
-                    for (int i = 0; i < count; ++i)
-                        if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
-                            return 1;
+                    if (graphs[k])
+                        CUDA_CHECK(cudaGraphLaunch(graphs[k], stream));
+                    else
+                        for (int i = 0; i < count; ++i)
+                            if (call(h, k, in, out, n, type, stream) != DLSCAN_SUCCESS)
+                                return 1;
                     CUDA_CHECK(cudaEventRecord(stop, stream));
                     CUDA_CHECK(cudaEventSynchronize(stop));
                     float ms = 0;
@@ -143,6 +175,8 @@ int main(int argc, char **argv)
                 }
             double median[KINDS];
             for (int k = 0; k < KINDS; ++k) {
+                if (graphs[k])
+                    CUDA_CHECK(cudaGraphExecDestroy(graphs[k]));
                 qsort(samples[k], (size_t)rounds, sizeof(double), compare_doubles);
                 median[k] = samples[k][rounds / 2];
             }
