@@ -43,7 +43,9 @@
  * tile's warps publish it: in a SPECIALIZED block (the persistent kernel's first tile,
  * dl_first_tile_by_compute) before any scan, from a reduction of their rows; in the one-block
  * kernels after the scans. (There, publishing first made 32-bit sums at 2^21 items 15% faster
- * but min and max 5%, putting them 10% behind the sum; bench/NOTES.md, section 28.) */
+ * but min and max 5%, putting them 10% behind the sum, bench/NOTES.md section 28; publishing
+ * first for min and max alone made the few-tiles kernel's 64-bit calls at 2^12-2^19 up to 13%
+ * slower, section 35.) */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
