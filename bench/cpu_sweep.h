@@ -1,8 +1,8 @@
 /*
  * cpu_sweep.h: the CPU benchmark sweep (issue 3): dlscan's CPU backend next to a plain
  * sequential loop and memcpy on the same machine, for sizes 2^min_log .. 2^max_log, with
- * the ratio of dlscan to the sequential loop. bench_cpu.c runs it as a program of its own;
- * `dlscan bench` runs it where there is no GPU. Method: cpu_sweep.c's top comment.
+ * the ratio of dlscan to the sequential loop. bench_cpu.c runs it as a program of its own,
+ * which `dlscan bench` runs where there is no GPU. Method: cpu_sweep.c's top comment.
  */
 #ifndef DLSCAN_CPU_SWEEP_H
 #define DLSCAN_CPU_SWEEP_H

@@ -1,5 +1,5 @@
 /*
- * test_cli.c: the `dlscan` command (tools/dlscan.c), run as a program, in the `host`
+ * test_cli.c: the `dlscan` command (tools/), run as a program, in the `host`
  * suite: round trips through files (every type, binary and text, inclusive and exclusive,
  * every operator, in small chunks so that the carry crosses chunk edges, --init, standard
  * input and output, in place) and every error case: the exit status, the one line on

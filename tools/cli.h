@@ -1,0 +1,81 @@
+/*
+ * cli.h: what the files of the `dlscan` command share. main.c dispatches to the commands
+ * (info.c, scan.c, bench.c) and holds the manual and the error convention; backend.c picks
+ * the backend, helpers.c finds and runs helper programs, progress.c draws the progress bar.
+ * values.h has the element types and their numbers, files.h the input and output files.
+ *
+ * The command talks to the library only through dlscan.h, plus the CUDA runtime for device
+ * memory and device properties in builds with the GPU backend (DLSCAN_CLI_HAVE_CUDA, which
+ * tools/meson.build defines).
+ */
+#ifndef DLSCAN_CLI_H
+#define DLSCAN_CLI_H
+
+#include <stddef.h>
+
+#include "dlscan.h"
+
+/* Where the installed command finds its helper programs (the bench programs and plot.py),
+ * relative to its own directory (or absolute); tools/meson.build sets it. */
+#ifndef DLSCAN_CLI_LIBEXEC
+#define DLSCAN_CLI_LIBEXEC "../libexec/dlscan"
+#endif
+
+/* ---- main.c: exit statuses, errors, the manual, the commands ---- */
+
+enum { STATUS_OK = 0, STATUS_BAD_INPUT = 1, STATUS_FAILED = 2 };
+
+/* Prints "dlscan: <message>" on stderr and returns `status`. */
+int fail(int status, const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+void print_usage(void);        /* the manual, on stdout */
+void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
+
+int cmd_info(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+int cmd_bench(int argc, char **argv, const char *argv0);
+
+/* ---- backend.c: --backend and the handle ---- */
+
+typedef enum backend_choice { BACKEND_AUTO, BACKEND_GPU, BACKEND_CPU } backend_choice;
+
+/* "auto", "gpu" or "cpu"; 0 for anything else. */
+int parse_backend(const char *text, backend_choice *choice);
+
+/* Why dlscan_create found no GPU, in the CUDA runtime's words where it has any. */
+void no_gpu_reason(char *reason, size_t size);
+
+/* Creates the handle that `choice` asks for. `activity` ("scanning on the CPU backend")
+ * ends the note that auto mode prints when it falls back to the CPU backend. */
+int open_handle(backend_choice choice, int threads, const char *activity, dlscan_handle_t *h,
+                int *on_gpu);
+
+/* ---- helpers.c: helper programs ---- */
+
+/* A helper: the environment variable's path, else the first of `places` (relative to this
+ * program's directory, or absolute) that exists. */
+int find_helper(const char *variable, const char *const places[], int place_count,
+                const char *argv0, char *path, size_t size);
+
+/* Runs a program and waits for it. Returns its exit status, or -1 if it could not run. */
+int run_program(char *const argv[], int quiet);
+
+/* ---- progress.c: the progress bar ---- */
+
+typedef struct progress {
+    int enabled; /* stderr is a terminal */
+    int drawn;
+    double start, last_draw;
+} progress;
+
+void progress_start(progress *p);
+
+/* Draws the bar for `done` bytes of `total` (-1: unknown) when the input has taken more
+ * than a second, at most ten times a second; `final` ends it. */
+void progress_update(progress *p, unsigned long long done, long long total, int final);
+
+#endif /* DLSCAN_CLI_H */

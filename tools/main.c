@@ -1,0 +1,137 @@
+/*
+ * main.c: the `dlscan` command: what this machine's dlscan can do (info.c), prefix scans
+ * of files (scan.c) and the throughput sweep (bench.c). This file dispatches to them and
+ * holds what they all use: the usage text below, which is the command's manual, the
+ * version line and the one-line error messages. What the files share: cli.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "files.h"
+
+static const char usage_text[] =
+    "usage: dlscan <command> [options]\n"
+    "\n"
+    "  dlscan info\n"
+    "      Library version, the GPU and its SM count, items per tile for each type on the\n"
+    "      GPU and CPU backends, and which backend scan and bench would use.\n"
+    "\n"
+    "  dlscan scan --type T --op OP [--exclusive] [--init V] [--format binary|text]\n"
+    "              [--backend auto|gpu|cpu] [--threads N] IN OUT\n"
+    "      Prefix scan of the values in IN, written to OUT ('-': standard input/output).\n"
+    "      --type     int32, uint32, int64, uint64, float32 or float64\n"
+    "      --op       sum, min or max (integer sums wrap around)\n"
+    "      --exclusive  out[i] = init op in[0] op ... op in[i-1]; the default is inclusive:\n"
+    "                 out[i] = init op in[0] op ... op in[i]\n"
+    "      --init V   the value folded in front of the first item (default: the operator's\n"
+    "                 identity: 0, the type's largest value or +inf for min, its smallest\n"
+    "                 value or -inf for max)\n"
+    "      --format   binary (default): raw little-endian values; text: one number per\n"
+    "                 line (floats are written with 9 or 17 significant digits, so they\n"
+    "                 read back exactly)\n"
+    "      --backend  auto (default): the GPU where dlscan_create finds one, else the CPU\n"
+    "                 backend, saying so on stderr; gpu: the GPU or fail; cpu: the CPU\n"
+    "                 backend (host memory, no GPU needed)\n"
+    "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
+    "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"
+    "                 on the CPU). Larger inputs stream through chunk by chunk, carrying\n"
+    "                 the prefix.\n"
+    "      OUT is written to a temporary file in its directory and renamed into place at\n"
+    "      the end; with '-', the result goes to standard output only once it is complete.\n"
+    "      A progress bar shows on a terminal when the input takes more than a second.\n"
+    "\n"
+    "  dlscan bench [--quick] [--types LIST] [--op OP] [--exclusive] [--min-log N]\n"
+    "               [--max-log N] [--repeats N] [--csv FILE] [--plot FILE]\n"
+    "               [--backend auto|gpu|cpu] [--threads N]\n"
+    "               [--variants LIST] [--markdown FILE] [--stats]   (GPU only)\n"
+    "      With a GPU: the bench harness's sweep (dlscan against memcpy, CUB and the\n"
+    "      baselines). Without one: dlscan's CPU backend against a sequential loop and\n"
+    "      memcpy on this machine, 2^16 .. 2^26 items, with the ratio to the loop.\n"
+    "      --csv writes the results; --plot draws them with bench/plot.py (python3 with\n"
+    "      matplotlib). The harness is found through DLSCAN_BENCH, then next to this\n"
+    "      command (installed: " DLSCAN_CLI_LIBEXEC "/bench; build tree: ../bench/bench);\n"
+    "      the CPU sweep's program bench_cpu through DLSCAN_BENCH_CPU, and plot.py\n"
+    "      through DLSCAN_PLOT, then the same places.\n"
+    "\n"
+    "  dlscan help | --help     this text\n"
+    "  dlscan --version         the version\n"
+    "\n"
+    "Exit status: 0 success; 1 bad usage or bad input (unknown options, missing arguments,\n"
+    "unreadable or unwritable files, a truncated binary file, text that is not a number,\n"
+    "values out of range for the type); 2 the library, CUDA or the system failed (no GPU\n"
+    "with --backend gpu, out of memory, a failed write, a missing helper program).\n";
+
+int fail(int status, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("dlscan: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return status;
+}
+
+void print_usage(void) { fputs(usage_text, stdout); }
+
+void print_version_line(void)
+{
+    const int v = dlscan_version();
+    printf("dlscan %d.%d.%d (library %d.%d.%d)\n", DLSCAN_VERSION_MAJOR, DLSCAN_VERSION_MINOR,
+           DLSCAN_VERSION_PATCH, v / 10000, v / 100 % 100, v % 100);
+}
+
+int main(int argc, char **argv)
+{
+    /* --name=value is --name value. */
+    char **args = calloc(2 * (size_t)argc + 1, sizeof *args);
+    if (!args)
+        return fail(STATUS_FAILED, "out of memory");
+    int count = 0, options_end = 0;
+    for (int i = 0; i < argc; ++i) {
+        char *equals = argv[i][0] == '-' && argv[i][1] == '-' ? strchr(argv[i], '=') : NULL;
+        options_end |= strcmp(argv[i], "--") == 0;
+        if (equals && !options_end) {
+            *equals = '\0';
+            args[count++] = argv[i];
+            args[count++] = equals + 1;
+        } else {
+            args[count++] = argv[i];
+        }
+    }
+
+    output_remove_on_signals();
+
+    int status;
+    const char *command = count > 1 ? args[1] : NULL;
+    if (!command) {
+        status = fail(STATUS_BAD_INPUT, "missing command; the commands are info, scan and bench "
+                                        "(see 'dlscan --help')");
+    } else if (strcmp(command, "scan") == 0) {
+        status = cmd_scan(count - 2, args + 2);
+    } else if (strcmp(command, "info") == 0) {
+        status = cmd_info(count - 2, args + 2);
+    } else if (strcmp(command, "bench") == 0) {
+        status = cmd_bench(count - 2, args + 2, args[0]);
+    } else if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 ||
+               strcmp(command, "-h") == 0) {
+        print_usage();
+        status = STATUS_OK;
+    } else if (strcmp(command, "--version") == 0) {
+        print_version_line();
+        status = STATUS_OK;
+    } else {
+        status = fail(STATUS_BAD_INPUT, "%s '%s'; the commands are info, scan and bench (see "
+                                        "'dlscan --help')",
+                      command[0] == '-' ? "unknown option" : "unknown command", command);
+    }
+    if (fflush(stdout) != 0 && status == STATUS_OK)
+        status = fail(STATUS_FAILED, "writing standard output failed: %s", strerror(errno));
+    free(args);
+    return status;
+}

@@ -1,0 +1,347 @@
+/*
+ * scan.c: `dlscan scan`: the prefix scan of a file of raw values or of text, on the GPU or
+ * the CPU backend, into an output that is complete or not there at all (files.c).
+ *
+ * Files larger than a chunk (by default 256 MiB on a GPU, 64 MiB on the CPU; --chunk-items
+ * sets it) stream through chunk by chunk, and the library alone carries the prefix: the
+ * chunk buffers have one spare slot, and each chunk of n items is one exclusive scan of
+ * n + 1 items, seeded with the carry. The spare input slot holds zero bytes; no output
+ * before it depends on it, and its output is everything so far, the next carry:
+ *
+ *     out[0..n] = exclusive_scan(in[0..n-1], spare; init = carry)
+ *     exclusive: write out[0..n-1]        inclusive: write out[1..n]
+ *     next carry = out[n] = carry op in[0] op ... op in[n-1]
+ *
+ * The first chunk's seed is --init, else the operator's identity (NULL: the library's),
+ * except for inclusive float sums: -0.0, since -0.0 + x is x for every x, -0.0 included,
+ * where +0.0 would turn a first item of -0.0 into +0.0. (An inclusive scan of the carry
+ * and the chunk would carry the prefix too, but the library's inclusive scan folds +0.0
+ * in front, so a prefix of -0.0 would not come out as it is.)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#ifdef DLSCAN_CLI_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "cli.h"
+#include "files.h"
+#include "values.h"
+
+typedef struct scan_options {
+    const type_info *type;
+    int have_op;
+    dlscan_op op;
+    int exclusive;
+    const char *init_text;
+    int text;
+    unsigned long long chunk_items; /* 0: the backend's default */
+    backend_choice backend;
+    int threads;
+    const char *in_path, *out_path;
+} scan_options;
+
+#define MAX_CHUNK_ITEMS (1ull << 40)
+
+/* Returns STATUS_OK, -1 after --help, or an exit status after printing why. */
+static int parse_scan_options(int argc, char **argv, scan_options *o)
+{
+    memset(o, 0, sizeof *o);
+    int positional_only = 0;
+    for (int i = 0; i < argc; ++i) {
+        const char *a = argv[i];
+        if (positional_only || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (!o->in_path)
+                o->in_path = a;
+            else if (!o->out_path)
+                o->out_path = a;
+            else
+                return fail(STATUS_BAD_INPUT, "scan: unexpected argument '%s' (IN and OUT are "
+                                              "already %s and %s)",
+                            a, o->in_path, o->out_path);
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            positional_only = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_usage();
+            return -1;
+        }
+        if (strcmp(a, "--exclusive") == 0) {
+            o->exclusive = 1;
+            continue;
+        }
+        static const char *const with_value[] = {"--type",        "--op",      "--init",
+                                                 "--format",      "--backend", "--threads",
+                                                 "--chunk-items"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
+            known |= strcmp(a, with_value[k]) == 0;
+        if (!known)
+            return fail(STATUS_BAD_INPUT, "scan: unknown option '%s'; see 'dlscan --help'", a);
+        if (i + 1 >= argc)
+            return fail(STATUS_BAD_INPUT, "scan: %s needs a value", a);
+        const char *value = argv[++i];
+        unsigned long long number;
+        if (strcmp(a, "--type") == 0) {
+            if (!(o->type = find_type(value)))
+                return fail(STATUS_BAD_INPUT, "scan: unknown type '%s' (int32, uint32, int64, "
+                                              "uint64, float32 or float64)",
+                            value);
+        } else if (strcmp(a, "--op") == 0) {
+            o->have_op = 0;
+            for (int k = 0; k < 3; ++k)
+                if (strcmp(value, op_names[k]) == 0)
+                    o->op = (dlscan_op)k, o->have_op = 1;
+            if (!o->have_op)
+                return fail(STATUS_BAD_INPUT, "scan: unknown operator '%s' (sum, min or max)", value);
+        } else if (strcmp(a, "--init") == 0) {
+            o->init_text = value;
+        } else if (strcmp(a, "--format") == 0) {
+            if (strcmp(value, "binary") != 0 && strcmp(value, "text") != 0)
+                return fail(STATUS_BAD_INPUT, "scan: unknown format '%s' (binary or text)", value);
+            o->text = strcmp(value, "text") == 0;
+        } else if (strcmp(a, "--backend") == 0) {
+            if (!parse_backend(value, &o->backend))
+                return fail(STATUS_BAD_INPUT, "scan: unknown backend '%s' (auto, gpu or cpu)", value);
+        } else if (strcmp(a, "--threads") == 0) {
+            if (!parse_count(value, 0, 4096, &number))
+                return fail(STATUS_BAD_INPUT, "scan: --threads takes 0 .. 4096, not '%s'", value);
+            o->threads = (int)number;
+        } else {
+            if (!parse_count(value, 1, MAX_CHUNK_ITEMS, &o->chunk_items))
+                return fail(STATUS_BAD_INPUT, "scan: --chunk-items takes 1 .. %llu, not '%s'",
+                            MAX_CHUNK_ITEMS, value);
+        }
+    }
+    if (!o->type)
+        return fail(STATUS_BAD_INPUT, "scan: missing --type (int32, uint32, int64, uint64, "
+                                      "float32 or float64)");
+    if (!o->have_op)
+        return fail(STATUS_BAD_INPUT, "scan: missing --op (sum, min or max)");
+    if (!o->out_path)
+        return fail(STATUS_BAD_INPUT, "scan: missing %s; usage: dlscan scan --type T --op OP "
+                                      "[options] IN OUT ('-' for standard input/output)",
+                    o->in_path ? "OUT" : "IN and OUT");
+    return STATUS_OK;
+}
+
+/* The first chunk's seed in *value: --init, else -0.0 for inclusive float sums. Returns
+ * STATUS_OK with *seed = value, or with *seed = NULL for the operator's identity. */
+static int first_seed(const scan_options *o, scan_value *value, const void **seed)
+{
+    const type_info *type = o->type;
+    memset(value, 0, sizeof *value);
+    *seed = NULL;
+    if (o->init_text) {
+        char shown[48];
+        switch (parse_value(type->type, o->init_text, strlen(o->init_text), value)) {
+        case PARSE_OK: break;
+        case PARSE_NOT_A_NUMBER:
+            return fail(STATUS_BAD_INPUT, "scan: --init: '%s' is not a number of type %s",
+                        printable(o->init_text, strlen(o->init_text), shown), type->name);
+        case PARSE_OUT_OF_RANGE:
+            return fail(STATUS_BAD_INPUT, "scan: --init: %s is out of range for %s (%s)",
+                        printable(o->init_text, strlen(o->init_text), shown), type->name,
+                        type->range);
+        }
+        *seed = value;
+    } else if (!o->exclusive && o->op == DLSCAN_SUM && type->type == DLSCAN_FLOAT32) {
+        value->f32 = -0.0f;
+        *seed = value;
+    } else if (!o->exclusive && o->op == DLSCAN_SUM && type->type == DLSCAN_FLOAT64) {
+        value->f64 = -0.0;
+        *seed = value;
+    }
+    return STATUS_OK;
+}
+
+/* A chunk's memory: host buffers for reading and writing files, and device buffers for a
+ * GPU handle (a CPU handle scans the host buffers). Each holds a chunk and the spare slot. */
+typedef struct chunk_memory {
+    int on_gpu;
+    int pinned;
+    void *host_in, *host_out;
+    void *device_in, *device_out;
+} chunk_memory;
+
+static void chunk_memory_free(chunk_memory *m)
+{
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    if (m->on_gpu) {
+        cudaFree(m->device_in);
+        cudaFree(m->device_out);
+        if (m->pinned) {
+            cudaFreeHost(m->host_in);
+            cudaFreeHost(m->host_out);
+            m->host_in = m->host_out = NULL;
+        }
+    }
+#endif
+    free(m->host_in);
+    free(m->host_out);
+    memset(m, 0, sizeof *m);
+}
+
+static int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t size)
+{
+    memset(m, 0, sizeof *m);
+    m->on_gpu = on_gpu;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    if (on_gpu) {
+        cudaError_t error = cudaMalloc(&m->device_in, items * size);
+        if (error == cudaSuccess)
+            error = cudaMalloc(&m->device_out, items * size);
+        if (error != cudaSuccess) {
+            (void)cudaGetLastError();
+            chunk_memory_free(m);
+            return fail(STATUS_FAILED, "cudaMalloc of 2 x %zu bytes failed: %s", items * size,
+                        cudaGetErrorString(error));
+        }
+        /* Pinned host memory copies faster; plain memory will do where it runs out. */
+        if (cudaMallocHost(&m->host_in, items * size) == cudaSuccess &&
+            cudaMallocHost(&m->host_out, items * size) == cudaSuccess) {
+            m->pinned = 1;
+        } else {
+            (void)cudaGetLastError();
+            cudaFreeHost(m->host_in);
+            m->host_in = NULL;
+        }
+    }
+#endif
+    if (!m->pinned) {
+        m->host_in = malloc(items * size);
+        m->host_out = malloc(items * size);
+        if (!m->host_in || !m->host_out) {
+            chunk_memory_free(m);
+            return fail(STATUS_FAILED, "out of memory: 2 x %zu bytes of host memory", items * size);
+        }
+    }
+    return STATUS_OK;
+}
+
+/* host_out[0..count-1] = the exclusive scan of host_in[0..count-1], seeded with *seed (NULL:
+ * the identity). */
+static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const type_info *type,
+                      dlscan_op op, const void *seed)
+{
+    dlscan_status status;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    if (m->on_gpu) {
+        /* The scan and the copies run on the legacy default stream, in order. */
+        cudaError_t error = cudaMemcpy(m->device_in, m->host_in, count * type->size, cudaMemcpyHostToDevice);
+        if (error != cudaSuccess)
+            return fail(STATUS_FAILED, "cudaMemcpy to the GPU failed: %s", cudaGetErrorString(error));
+        status = dlscan_exclusive_scan(h, m->device_in, m->device_out, count, type->type, op, seed, NULL);
+        if (status != DLSCAN_SUCCESS)
+            return fail(STATUS_FAILED, "dlscan_exclusive_scan failed: %s", dlscan_last_error(h));
+        error = cudaMemcpy(m->host_out, m->device_out, count * type->size, cudaMemcpyDeviceToHost);
+        if (error != cudaSuccess)
+            return fail(STATUS_FAILED, "the scan or the copy back failed: %s",
+                        cudaGetErrorString(error));
+        return STATUS_OK;
+    }
+#endif
+    status = dlscan_exclusive_scan(h, m->host_in, m->host_out, count, type->type, op, seed, NULL);
+    if (status != DLSCAN_SUCCESS)
+        return fail(STATUS_FAILED, "dlscan_exclusive_scan failed: %s", dlscan_last_error(h));
+    return STATUS_OK;
+}
+
+/* Items per chunk: the option, else the backend's default, never more than the input can
+ * hold where its size is known. */
+static size_t chunk_items_for(const scan_options *o, const input_file *in, int on_gpu)
+{
+    size_t bytes = on_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    size_t free_bytes = 0, total_bytes = 0;
+    if (on_gpu && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && free_bytes / 4 < bytes)
+        bytes = free_bytes / 4; /* two device buffers, and room to spare */
+#endif
+    size_t items = o->chunk_items ? (size_t)o->chunk_items : bytes / o->type->size;
+    if (in->size >= 0) {
+        /* binary: the file's items; text: a number and a newline take two bytes at least */
+        const size_t most = o->text ? (size_t)in->size / 2 + 1 : (size_t)in->size / o->type->size;
+        if (most < items)
+            items = most;
+    }
+    return items > 0 ? items : 1;
+}
+
+int cmd_scan(int argc, char **argv)
+{
+    scan_options o;
+    int status = parse_scan_options(argc, argv, &o);
+    if (status != STATUS_OK)
+        return status < 0 ? STATUS_OK : status;
+    const type_info *type = o.type;
+    scan_value carry;
+    const void *seed;
+    if ((status = first_seed(&o, &carry, &seed)) != STATUS_OK)
+        return status;
+
+    input_file in;
+    output_file out = {0};
+    dlscan_handle_t h = NULL;
+    chunk_memory memory = {0};
+    int on_gpu = 0;
+    if ((status = input_open(&in, o.in_path)) != STATUS_OK)
+        goto done;
+    if (!o.text && in.size >= 0 && in.size % (long long)type->size) {
+        status = input_truncated(&in, (unsigned long long)in.size, type);
+        goto done;
+    }
+    if ((status = output_open(&out, o.out_path)) != STATUS_OK ||
+        (status = open_handle(o.backend, o.threads, "scanning on the CPU backend", &h, &on_gpu)) != STATUS_OK)
+        goto done;
+    const size_t chunk = chunk_items_for(&o, &in, on_gpu);
+    if ((status = chunk_memory_alloc(&memory, on_gpu, chunk + 1, type->size)) != STATUS_OK)
+        goto done;
+
+    progress bar;
+    progress_start(&bar);
+    for (;;) {
+        size_t n = 0;
+        status = o.text ? read_text_chunk(&in, type, memory.host_in, chunk, &n)
+                        : read_binary_chunk(&in, type, memory.host_in, chunk, &n);
+        if (status != STATUS_OK || n == 0)
+            break;
+        char *out_items = memory.host_out;
+        memset((char *)memory.host_in + n * type->size, 0, type->size); /* the spare slot */
+        if ((status = scan_chunk(h, &memory, n + 1, type, o.op, seed)) != STATUS_OK)
+            break;
+        memcpy(&carry, out_items + n * type->size, type->size);
+        seed = &carry;
+        const char *result = o.exclusive ? out_items : out_items + type->size;
+        if (o.text)
+            for (size_t i = 0; i < n; ++i)
+                write_text_value(out.f, type->type, result + i * type->size);
+        else
+            fwrite(result, type->size, n, out.f);
+        if (ferror(out.f)) {
+            status = fail(STATUS_FAILED, "writing %s failed: %s",
+                          out.path ? out.path : "standard output", strerror(errno));
+            break;
+        }
+        progress_update(&bar, in.consumed, in.size, 0);
+        if (n < chunk && !o.text)
+            break; /* a short read is the end of a binary input */
+    }
+    progress_update(&bar, in.consumed, in.size, 1);
+    if (status == STATUS_OK)
+        status = output_commit(&out);
+done:
+    if (status != STATUS_OK)
+        output_discard(&out);
+    chunk_memory_free(&memory);
+    dlscan_destroy(h);
+    input_close(&in);
+    return status;
+}

@@ -1,0 +1,57 @@
+/*
+ * values.h: the element types and operators as the `dlscan` command names them, and their
+ * numbers: one value of any type, read from text and written as text; whole numbers for
+ * option values; a printable copy of a token for messages. values.c implements them.
+ */
+#ifndef DLSCAN_CLI_VALUES_H
+#define DLSCAN_CLI_VALUES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dlscan.h"
+
+typedef struct type_info {
+    const char *name;
+    dlscan_type type;
+    size_t size;
+    const char *range; /* for messages */
+} type_info;
+
+#define TYPE_COUNT 6
+extern const type_info all_types[TYPE_COUNT]; /* in dlscan_type's order */
+extern const char *const op_names[3];         /* in dlscan_op's order */
+
+/* The type called `name`, or NULL. */
+const type_info *find_type(const char *name);
+
+/* One value of any type; the member of the type lies at offset 0. */
+typedef union scan_value {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+} scan_value;
+
+typedef enum parse_result { PARSE_OK, PARSE_NOT_A_NUMBER, PARSE_OUT_OF_RANGE } parse_result;
+
+/* Parses `length` bytes at `text` (no surrounding blanks) as one value of `type`: decimal
+ * integers; floats as strtod reads them (also inf and nan). Float underflow rounds to 0
+ * or a subnormal; overflow is out of range. */
+parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
+
+/* Writes one value as text (and a newline) to `out`. Floats: enough digits to read back
+ * the same bits. */
+void write_text_value(FILE *out, dlscan_type type, const void *p);
+
+/* A whole decimal number in [low, high] (for option values). */
+int parse_count(const char *text, unsigned long long low, unsigned long long high,
+                unsigned long long *value);
+
+/* A bounded, printable copy of a token for messages. */
+const char *printable(const char *text, size_t length, char buffer[48]);
+
+#endif /* DLSCAN_CLI_VALUES_H */
