@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include "baseline_tile.cuh"
-#include "lookback.h"
 #include "ops.cuh"
 #include "tile.cuh"
 #include "variants.h"
@@ -53,7 +52,7 @@ typedef struct single_pass_params {
     uint64_t n;
     int aligned;                /* in and out allow 16-byte accesses */
     dl_control *control;        /* tile counter and epoch (tile.cuh's tickets) */
-    dl_word *descriptors;       /* chained, serial: packed descriptors (lookback.h);
+    dl_word *descriptors;       /* chained, serial: packed descriptors (protocol.h);
                                    split: status words, the payload unused */
     uint64_t descriptor_words;  /* their capacity, cleared when the epoch wraps */
     void *aggregates;           /* split: each tile's A value */
@@ -166,9 +165,9 @@ __device__ __forceinline__ uint32_t split_read_status(const single_pass_params &
 
 /*
  * The look-back of tile `tile` (> 0), by all 32 lanes of one warp over dlscan's window (lane l
- * watches slots l*K .. l*K+K-1, K = DL_SLOTS_PER_LANE; lookback.h Part 1), with the status and
- * the value of each slot read in two dependent steps. Returns the exclusive prefix in every
- * lane.
+ * watches slots l*K .. l*K+K-1, K = DL_SLOTS_PER_LANE; protocol.h, "Windows"), with the status
+ * and the value of each slot read in two dependent steps. Returns the exclusive prefix in
+ * every lane.
  */
 template <typename T, typename Op>
 __device__ __forceinline__ T split_lookback(const single_pass_params &p, int64_t tile, uint32_t epoch)
@@ -258,11 +257,11 @@ __global__ void __launch_bounds__(BENCH_TILE_THREADS) single_pass_kernel(const s
     __shared__ bench_tile_shared<T> sh;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     uint32_t tile, epoch;
-    dl_tile_take(p.control, sh, &tile, &epoch);
+    dl_tile_take(p.control, dl_probe(p.control), sh, &tile, &epoch);
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
     T v[S::rows][S::vec];
     bench_tile_load<T, Op>(static_cast<const T *>(p.in), tile_base, p.n, p.aligned,
-                           DL_SCAN_STREAM_LOADS, v);
+                           true, v);
     T lane_exclusive[S::rows], row_total[S::rows];
     const T aggregate = bench_tile_scan_rows<T, Op>(sh, v, lane_exclusive, row_total);
     if (warp == 0) {
@@ -277,8 +276,8 @@ __global__ void __launch_bounds__(BENCH_TILE_THREADS) single_pass_kernel(const s
     }
     __syncthreads();
     bench_tile_scan_store<T, Op>(static_cast<T *>(p.out), tile_base, p.n, p.aligned,
-                                 DL_SCAN_STREAM_STORES, sh, v, lane_exclusive, row_total);
-    dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+                                 true, sh, v, lane_exclusive, row_total);
+    dl_epoch_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
 /* ---------------------------------------------------------------- launcher */
@@ -315,7 +314,7 @@ static int single_pass_launch(int lookback, const single_pass_state *s, const vo
  * Storage for calls of up to max_n items, allocated and initialized once: a control block
  * (counter 0, first epoch) and zeroed descriptors. Calls need no reset: the block that draws
  * a call's last ticket resets the counter and moves the epoch on (tile.cuh), and in the one
- * call in 2^30 where the epoch wraps, dl_tile_finish clears the descriptors.
+ * call in 2^30 where the epoch wraps, dl_epoch_finish clears the descriptors.
  */
 static int single_pass_prepare(int lookback, void **state, dlscan_type type, size_t max_n)
 {

@@ -23,7 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lookback.h"
 #include "ops.cuh"
 #include "tile.cuh"
 #include "variants.h"
@@ -82,29 +81,9 @@ static inline size_t bench_level_items(size_t n, size_t chunk)
 
 /* ---------------------------------------------------------------- dlscan's tile */
 
-/* The tile of dl_scan_shape (scan_kernel.cu), with the same build-time knobs and defaults. */
-#define BENCH_TILE_THREADS 256
-#ifndef DL_SCAN_ROWS_4B
-#define DL_SCAN_ROWS_4B 8
-#endif
-#ifndef DL_SCAN_ROWS_8B
-#define DL_SCAN_ROWS_8B 8
-#endif
-#ifndef DL_SCAN_STREAM_LOADS
-#define DL_SCAN_STREAM_LOADS 1
-#endif
-#ifndef DL_SCAN_STREAM_STORES
-#define DL_SCAN_STREAM_STORES 1
-#endif
-
-template <typename T> struct bench_tile_shape {
-    static constexpr int threads = BENCH_TILE_THREADS;
-    static constexpr int warps = threads / 32;
-    static constexpr int vec = 16 / sizeof(T); /* items per 16-byte access */
-    static constexpr int rows = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B;
-    static constexpr int items_per_warp = 32 * vec * rows;
-    static constexpr int tile_items = threads * vec * rows;
-};
+/* dlscan's tile (tile.cuh, config.h). */
+#define BENCH_TILE_THREADS DL_SCAN_THREADS
+template <typename T> using bench_tile_shape = dl_scan_shape<T>;
 
 /* Shared memory of one tile's block. tile, epoch and ticket_base are what dl_tile_take
  * (tile.cuh) fills. */

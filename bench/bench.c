@@ -8,9 +8,9 @@
  *         [--min-log 10] [--max-log 30] [--variants a,b,...] [--repeats 5]
  *         [--csv FILE] [--markdown FILE] [--stats] [--full-up-to 28]
  *
- * --stats prints, per size, what dlscan's look-backs did (one extra counted call).
- * Variants: all by default; dlscan-persistent (the persistent kernel at every size, to see
- * where it beats one block per tile) only when --variants names it.
+ * --stats prints, per size, what dlscan's look-backs did (one extra counted call), where the
+ * library counts them: its testing build only (dlscan.h, DLSCAN_OPTION_LOOKBACK_STATS).
+ * Variants: all by default, or those --variants names.
  * Above 2^(--full-up-to) only memcpy, dlscan (both folds) and CUB run (the baselines end there).
  *
  * Method (per variant, type and size):
@@ -121,12 +121,6 @@ static int dlscan_blocks_prepare(void **state, dlscan_type type, dlscan_op op, i
     return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 0);
 }
 
-static int dlscan_persistent_prepare(void **state, dlscan_type type, dlscan_op op, int exclusive,
-                                     size_t max_n)
-{
-    return dlscan_prepare_mode(state, type, op, exclusive, max_n, 0, 2);
-}
-
 static int dlscan_float_sum_only(dlscan_type type, dlscan_op op, int exclusive)
 {
     (void)exclusive;
@@ -161,9 +155,6 @@ static const bench_variant dlscan_variant = {
 static const bench_variant dlscan_blocks_variant = {
     "dlscan-blocks", "dlscan with DLSCAN_OPTION_PERSISTENT = 0: one block per tile", 0, always,
     dlscan_blocks_prepare, dlscan_run, dlscan_release};
-static const bench_variant dlscan_persistent_variant = {
-    "dlscan-persistent", "dlscan with DLSCAN_OPTION_PERSISTENT = 2: the persistent kernel at any size",
-    0, always, dlscan_persistent_prepare, dlscan_run, dlscan_release};
 static const bench_variant dlscan_deterministic_variant = {
     "dlscan-det", "dlscan with DLSCAN_OPTION_DETERMINISTIC = 1: float sums fold left to right", 0,
     dlscan_float_sum_only, dlscan_deterministic_prepare, dlscan_run, dlscan_release};
@@ -257,12 +248,11 @@ static options parse_options(int argc, char **argv)
     return o;
 }
 
-/* Every variant runs unless --variants names some; dlscan-persistent (a diagnostic of the
- * kernel choice) only when named. */
+/* Every variant runs unless --variants names some. */
 static int variant_selected(const options *o, const char *name)
 {
     if (!o->variant_filter)
-        return strcmp(name, "dlscan-persistent") != 0;
+        return 1;
     char copy[512];
     snprintf(copy, sizeof copy, "%s", o->variant_filter);
     for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
@@ -388,7 +378,10 @@ static void print_lookback_stats(const bench_variant *v, void *state, const void
         return;
     const dlscan_state *s = state;
     dlscan_lookback_stats st;
-    dlscan_set_option(s->h, DLSCAN_OPTION_LOOKBACK_STATS, 1);
+    if (dlscan_set_option(s->h, DLSCAN_OPTION_LOOKBACK_STATS, 1) != DLSCAN_SUCCESS) {
+        fprintf(stderr, "stats: %s\n", dlscan_last_error(s->h));
+        return;
+    }
     dlscan_reset_lookback_stats(s->h);
     v->run(state, in, out, n, stream);
     dlscan_get_lookback_stats(s->h, &st);
@@ -447,7 +440,6 @@ int main(int argc, char **argv)
     variants[variant_count++] = &dlscan_variant;
     variants[variant_count++] = &dlscan_deterministic_variant;
     variants[variant_count++] = &dlscan_blocks_variant;
-    variants[variant_count++] = &dlscan_persistent_variant;
     if (bench_cub_variant())
         variants[variant_count++] = bench_cub_variant();
     int baseline_count = 0;

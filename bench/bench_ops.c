@@ -9,7 +9,7 @@
  *   bench_ops [--min-log 12] [--max-log 24] [--rounds 15] [--persistent 1] [--graph 0]
  *             [--markdown FILE]
  *
- * --persistent sets DLSCAN_OPTION_PERSISTENT (2: the persistent kernel at every size).
+ * --persistent sets DLSCAN_OPTION_PERSISTENT (0: one block per tile).
  * --graph 1 captures each round's calls of an operator into one CUDA graph and times its
  * launches: the GPU's own time per call, where back-to-back calls from the host are bound by
  * the host's launches (below about 2^19 items).
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
             break;
     }
     if (min_log < 1 || max_log > 30 || min_log > max_log || rounds < 1 || rounds > 64 || persistent < 0 ||
-        persistent > 2 || graph < 0 || graph > 1 || argc % 2 == 0) {
+        persistent > 1 || graph < 0 || graph > 1 || argc % 2 == 0) {
         fprintf(stderr, "usage: bench_ops [--min-log 12] [--max-log 24] [--rounds 15] [--persistent 1] "
                         "[--graph 0] [--markdown FILE]\n");
         return 2;

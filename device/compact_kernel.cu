@@ -12,7 +12,7 @@
  *        run-length encode    V = (heads, position of the last head), under (sum, max);
  *        reduce-by-key        V = (heads, aggregate of the open run), the segmented op;
  *   3. gets every thread's exclusive prefix of V over the whole input (tile.cuh: warp and
- *      block scans, then the look-back of lookback.h); a kept item's output position is the
+ *      block scans, then the look-back of lookback.cuh); a kept item's output position is the
  *      head count before it;
  *   4. stages its outputs compacted in shared memory and stores them with coalesced writes.
  *      Run lengths and run aggregates are only known when the next head is met, so each
@@ -30,15 +30,12 @@
 #include <string.h>
 
 #include "launch.h"
-#include "lookback.h"
 #include "ops.cuh"
-#include "persistent.cuh"
+#include "ring.cuh"
 #include "tile.cuh"
 
-#define DL_COMPACT_THREADS 256
+/* The tile (config.h): DL_COMPACT_THREADS threads of DL_COMPACT_ITEMS consecutive items. */
 #define DL_COMPACT_WARPS (DL_COMPACT_THREADS / 32)
-#define DL_COMPACT_ITEMS 16
-#define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
 #define DL_COMPACT_PADDED (DL_COMPACT_TILE + DL_COMPACT_TILE / DL_COMPACT_ITEMS)
 
 /* Shared-memory index of tile item i: one pad slot every 16 items, so that threads reading
@@ -168,9 +165,10 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
     __shared__ unsigned short origin[DL_COMPACT_TILE]; /* run kinds: a run item's tile index */
     X *stage = reinterpret_cast<X *>(stage_words);
     const int t = (int)threadIdx.x;
+    const dl_probe probe(p.control);
 
     uint32_t tile, epoch;
-    dl_tile_take(p.control, sh, &tile, &epoch);
+    dl_tile_take(p.control, probe, sh, &tile, &epoch);
     const uint64_t base = (uint64_t)tile * DL_COMPACT_TILE;
     const int count = p.n - base < DL_COMPACT_TILE ? (int)(p.n - base) : DL_COMPACT_TILE;
     const uint32_t tiles = (uint32_t)((p.n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE);
@@ -237,8 +235,8 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
     const V sums[1] = {mine};
     V prefixes[1];
     dl_tile_prefixes<V, VOp, LEFT_FOLD, 1, DL_COMPACT_WARPS, false>(
-        sh, sums, prefixes, tile, epoch, VOp::identity(), p.descriptors,
-        p.count_stats ? p.control->stats : nullptr, false, VOp::identity(), p.test_delay_ns);
+        sh, sums, prefixes, tile, epoch, VOp::identity(), p.descriptors, probe, false,
+        VOp::identity());
     if (t == DL_COMPACT_THREADS - 1)
         tile_end = VOp()(prefixes[0], mine);
     const V tile_start = sh.tile_prefix;
@@ -309,7 +307,7 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
         }
     }
 
-    dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+    dl_epoch_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #undef DL_CONTRIBUTION
 }
 
@@ -320,11 +318,13 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
  * tile's items (and flags) by bulk copy, a reducer warp counts what the tile keeps and
  * publishes the count at once, and the compute warps scan the counts, stage the kept items
  * compacted in the tile's own stage and store them coalesced before freeing the stage. The
- * tile shape is the scan's (persistent.cuh). For unique, the item before a tile is read by
+ * tile shape is the scan's (tile.cuh). For unique, the item before a tile is read by
  * the reducer before it publishes (after that, a later tile may compact its own items over
  * it) and handed to the compute warps in stage_before. */
 template <int KIND, typename X> struct dl_compact_stage {
     using S = dl_scan_shape<X>;
+    static_assert(S::tile_items >= DL_COMPACT_TILE,
+                  "descriptors are reserved for tiles of DL_COMPACT_TILE items (config.h)");
     static constexpr int flag_bytes = KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0;
     static constexpr int bytes = S::tile_bytes + flag_bytes; /* items, then flags */
     static constexpr int stages = dl_ring_stages(bytes);
@@ -373,8 +373,9 @@ __device__ __forceinline__ bool dl_compact_keeps(const dl_compact_params &p, X x
 
 /* Reducer: counts what each tile keeps, publishes the count (tile 0: as its prefix). */
 template <int KIND, typename X, typename SHARED>
-__device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SHARED &sh,
-                                                  const unsigned char *stages, uint32_t tiles)
+__device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, const dl_probe &probe,
+                                                  SHARED &sh, const unsigned char *stages,
+                                                  uint32_t tiles)
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
@@ -419,7 +420,7 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SH
         count = dl_warp_reduce<unsigned long long, dl_sum<unsigned long long>>(count);
         if (lane == 0) {
             dl_publish_aggregate<unsigned long long, dl_sum<unsigned long long>>(
-                p.descriptors, tile, sh.epoch, 0ull, count, p.test_delay_ns);
+                p.descriptors, tile, sh.epoch, 0ull, count, probe);
             sh.stage_aggregate[s] = count;
             sh.stage_before[s] = before;
             dl_mbar_arrive(&sh.reduced[s]);
@@ -430,8 +431,8 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, SH
 /* Compute warps: keep-flags into registers, the prefixes (look-back), then the kept items,
  * compacted in the tile's own stage, out with coalesced stores; then the stage is free. */
 template <int KIND, typename X, typename SHARED>
-__device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, SHARED &sh,
-                                                   unsigned char *stages, uint32_t tiles)
+__device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, const dl_probe &probe,
+                                                   SHARED &sh, unsigned char *stages, uint32_t tiles)
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
@@ -493,8 +494,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
         /* Every row's count of kept items before it, over the whole input. */
         unsigned long long row_prefix[S::rows];
         dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
-            sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors,
-            p.count_stats ? p.control->stats : nullptr, true, aggregate, p.test_delay_ns);
+            sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors, probe, true, aggregate);
         const unsigned long long tile_start = sh.tile_prefix;
 
         /* The kept items, compacted, into the stage (everyone has read it: the prefixes
@@ -543,15 +543,16 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     static_assert(dl_ring_fits<dl_compact_persistent_shared<X, G::stages>>(G::bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
+    const dl_probe probe(p.control);
     dl_ring_init(sh, S::warps);
     if (warp == S::warps)
-        dl_persistent_produce(p.control, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
+        dl_persistent_produce(p.control, probe, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
     else if (warp == S::warps + 1)
-        dl_compact_reduce<KIND, X>(p, sh, stages, tiles);
+        dl_compact_reduce<KIND, X>(p, probe, sh, stages, tiles);
     else
-        dl_compact_compute<KIND, X>(p, sh, stages, tiles);
+        dl_compact_compute<KIND, X>(p, probe, sh, stages, tiles);
     __syncthreads();
-    dl_tile_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+    dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
 }
 

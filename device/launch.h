@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "dlscan.h"
-#include "lookback.h"
+#include "protocol.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,11 +25,9 @@ typedef struct dl_scan_params {
     uint64_t descriptor_words;   /* its size in words (cleared when the epoch wraps) */
     dl_control *control;         /* the handle's control block */
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
-    int count_stats;             /* 1: count look-back events in control->stats */
     uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
     uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than half of
                                       this */
-    uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
     int dependent_launch;        /* 1 (sm_90): launch as a programmatic dependent of the
                                     stream's previous kernel (tile.cuh, dl_grid_dependency) */
 } dl_scan_params;
@@ -73,8 +71,6 @@ typedef struct dl_compact_params {
     dl_word *descriptors;
     uint64_t descriptor_words;
     dl_control *control;
-    int count_stats;
-    uint32_t test_delay_ns;      /* testing aid: pauses in each tile (DLSCAN_OPTION_TEST_DELAY_US) */
     uint32_t persistent_blocks;  /* selects and unique on sm_90: the persistent grid; 0: none */
     uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
 } dl_compact_params;
@@ -90,8 +86,8 @@ static inline int dl_compact_words_per_tile(int kind)
 int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
 
-/* Items per tile of the one-block-per-tile compaction kernel (the persistent one uses the
- * scan's tiles). */
+/* Items per tile a compaction reserves descriptors for: the one-block-per-tile kernel's, the
+ * smallest of any compaction kernel (config.h). */
 size_t dl_gpu_compact_tile_items(void);
 
 /* Once per handle, like dl_gpu_scan_prepare, for the persistent compaction kernels. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "dlscan.h"
-#include "lookback.h"
+#include "warp.cuh"
 
 template <typename T> struct dl_limits;
 template <> struct dl_limits<int32_t> {
@@ -108,8 +108,9 @@ template <typename T> struct dl_max {
     __device__ static T warp_reduce(T v) { return dl_redux<true>(v); } /* not float32 */
 };
 /* float32: fminf and fmaxf, one instruction (FMNMX) where the comparison and select are two
- * in a row on the scan's critical path (bench/NOTES.md, section 19). They differ from the
- * comparison only where dlscan.h leaves the result open: NaNs, and which of two equal zeros. */
+ * in a row on the scan's critical path (bench/NOTES.md, "Min and max: redux.sync and FMNMX").
+ * They differ from the comparison only where dlscan.h leaves the result open: NaNs, and which
+ * of two equal zeros. */
 template <> struct dl_min<float> {
     __device__ static float identity() { return dl_limits<float>::highest(); }
     __device__ float operator()(float a, float b) const { return fminf(a, b); }
@@ -119,9 +120,9 @@ template <> struct dl_max<float> {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
-/* Min and max reduce a warp through redux.sync (lookback.h, dl_warp_reduce), but for float32:
+/* Min and max reduce a warp through redux.sync (warp.cuh, dl_warp_reduce), but for float32:
  * its FMNMX makes a step of the tree one instruction and one shuffle, and its min and max
- * were within 1% of the sum already (bench/NOTES.md, section 33). */
+ * kept pace with the sum without it (bench/NOTES.md, "Min and max: redux.sync and FMNMX"). */
 template <typename T> struct dl_op_has_warp_reduce<dl_min<T>> {
     static constexpr bool value = sizeof(T) == 8 || dl_limits<T>::is_integer;
 };
@@ -129,29 +130,13 @@ template <typename T> struct dl_op_has_warp_reduce<dl_max<T>> {
     static constexpr bool value = sizeof(T) == 8 || dl_limits<T>::is_integer;
 };
 
-/* Min and max are idempotent: warp scans and reductions skip their lane masks (lookback.h). */
+/* Min and max are idempotent: warp scans and reductions skip their lane masks (warp.cuh). */
 template <typename T> struct dl_op_idempotent<dl_min<T>> {
     static constexpr bool value = true;
 };
 template <typename T> struct dl_op_idempotent<dl_max<T>> {
     static constexpr bool value = true;
 };
-
-/* Diagnostic (bench/NOTES.md, section 20): DL_SCAN_SUM_EXTRA_OPS = 1 makes the 8-byte integer
- * sum as costly as the 8-byte integer min: each add also passes through an exclusive-or with
- * a zero the compiler cannot see (a __constant__ that nothing writes), two more instructions
- * after the add's two, as a min has two selects after its two compares. Results stay right;
- * only their cost changes, wherever the operator runs (reducer, warp scans, look-back). */
-#ifndef DL_SCAN_SUM_EXTRA_OPS
-#define DL_SCAN_SUM_EXTRA_OPS 0
-#endif
-#if DL_SCAN_SUM_EXTRA_OPS
-static __constant__ uint64_t dl_unseen_zero;
-template <> struct dl_sum<uint64_t> {
-    __device__ static uint64_t identity() { return 0; }
-    __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return (a + b) ^ dl_unseen_zero; }
-};
-#endif
 
 /* Whether a left-fold (deterministic) look-back changes anything for T and Op: only
  * float sums are not associative. */

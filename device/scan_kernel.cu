@@ -6,7 +6,7 @@
  * row (512 contiguous bytes per warp access); it reduces its rows, gets every row's
  * exclusive prefix over the whole input through warp scans (one per row; in the persistent
  * kernel and for 64-bit tiles of the few-tiles kernel, one per pass over the rows transposed
- * through shared memory), a block scan and the look-back (tile.cuh, lookback.h), scans the
+ * through shared memory), a block scan and the look-back (tile.cuh, lookback.cuh), scans the
  * rows from there and stores them. Each item is read once and written once.
  *
  * dl_scan_persistent_kernel (sm_90, 16-byte aligned pointers; the default): a grid of a few
@@ -21,16 +21,16 @@
  *   dl_scan_few_tiles_kernel is the same with a looser register bound, for the few tiles
  *   that the persistent kernel leaves to it (sm_90).
  *
- * The tile shape, its build-time knobs and the ring of stages are in persistent.cuh.
+ * The tile is tile.cuh's, the look-back lookback.cuh's, the ring of stages ring.cuh's; the
+ * settled constants are in config.h.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "launch.h"
-#include "lookback.h"
 #include "ops.cuh"
-#include "persistent.cuh"
+#include "ring.cuh"
 #include "tile.cuh"
 
 /* ---------------------------------------------------------------- one tile */
@@ -38,18 +38,16 @@
 /* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
  * TRANSPOSED (the persistent kernel; 64-bit tiles in dl_scan_few_tiles_kernel), from the
- * transposed warp scan (tile.cuh) in this warp's `warp_scratch`. With `is_published`, the
+ * transposed warp scan (warp.cuh) in this warp's `warp_scratch`. With `is_published`, the
  * reducer warp has published the aggregate `published` (dl_tile_warp_prefix). Without it, the
  * tile's warps publish it: in a SPECIALIZED block (the persistent kernel's first tile,
  * dl_first_tile_by_compute) before any scan, from a reduction of their rows; in the one-block
- * kernels after the scans. (There, publishing first made 32-bit sums at 2^21 items 15% faster
- * but min and max 5%, putting them 10% behind the sum, bench/NOTES.md section 28; publishing
- * first for min and max alone made the few-tiles kernel's 64-bit calls at 2^12-2^19 up to 13%
- * slower, section 35.) */
+ * kernels after the scans, which kept min and max beside the sum where publishing first did
+ * not (bench/NOTES.md, "Publishing the aggregate first"). */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
           typename SHARED>
-__device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh, uint32_t tile,
-                                             uint32_t epoch,
+__device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_probe &probe, SHARED &sh,
+                                             uint32_t tile, uint32_t epoch,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
                                              T *warp_scratch, bool is_published, T published)
 {
@@ -65,11 +63,10 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     }
 
     const T seed = dl_value_from_bits<T>(p.seed_bits);
-    unsigned long long *stats = p.count_stats ? p.control->stats : nullptr;
     if constexpr (SPECIALIZED) {
         if (!is_published) {
             published = dl_tile_publish_aggregate<T, Op, S::rows, S::warps, true>(
-                sh.warp_totals, lane_sum, tile, epoch, seed, p.descriptors, p.test_delay_ns);
+                sh.warp_totals, lane_sum, tile, epoch, seed, p.descriptors, probe);
             is_published = true;
         }
     }
@@ -77,21 +74,19 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
     if constexpr (TRANSPOSED) {
         const T warp_total = dl_warp_prefixes_transposed<T, Op, S::rows, S::scratch_passes>(
             lane_sum, row_prefix, warp_scratch);
-        /* The persistent scan's windows (DL_SCAN_PERSISTENT_SLOTS); the left fold keeps the
+        /* The persistent scan's windows (DL_PERSISTENT_SLOTS_PER_LANE); the left fold keeps the
          * wider ones, because its buffer holds two windows: with one slot per lane it waited
-         * for P twice as often, and deterministic float64 sums at 2^28 items took 37% longer
-         * (bench/NOTES.md, section 33). */
-        constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_SCAN_PERSISTENT_SLOTS : DL_SLOTS_PER_LANE;
+         * for P twice as often (bench/NOTES.md, "Look-back windows"). */
+        constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_PERSISTENT_SLOTS_PER_LANE : DL_SLOTS_PER_LANE;
         const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED, slots>(
-            sh, warp_total, tile, epoch, seed, p.descriptors, stats, is_published, published,
-            p.test_delay_ns);
+            sh, warp_total, tile, epoch, seed, p.descriptors, probe, is_published, published);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
             row_prefix[r] = Op()(running, row_prefix[r]);
     } else {
         dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
-            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, stats, is_published,
-            published, p.test_delay_ns);
+            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, probe, is_published,
+            published);
     }
 
 #pragma unroll
@@ -110,8 +105,8 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, SHARED &sh
         }
     }
     /* The persistent kernel stores whole tiles without bound checks (dl_store_tile). The
-     * one-block kernels keep the per-row checks: with dl_store_tile, their int32 calls at 2^21
-     * items took 0.3 us longer (bench/NOTES.md, section 26). */
+     * one-block kernels keep the per-row checks, which ran faster for them (bench/NOTES.md,
+     * "Loads, stores and cache hints"). */
     const uint64_t tile_base = (uint64_t)tile * S::tile_items;
     if constexpr (SPECIALIZED)
         dl_store_tile<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
@@ -137,23 +132,24 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
 {
     using S = dl_scan_shape<T>;
     __shared__ dl_block_shared<T, LEFT_FOLD, TRANSPOSED> sh;
+    const dl_probe probe(p.control);
     dl_grid_dependency();
     uint32_t tile, epoch;
-    dl_tile_take(p.control, sh, &tile, &epoch);
+    dl_tile_take(p.control, probe, sh, &tile, &epoch);
     T v[S::rows][S::vec];
     dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
     T *scratch = nullptr;
     if constexpr (TRANSPOSED)
         scratch = sh.scratch[threadIdx.x / 32];
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(p, sh, tile, epoch, v, scratch,
+    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(p, probe, sh, tile, epoch, v, scratch,
                                                                      false, Op::identity());
-    dl_tile_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+    dl_epoch_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
 /* Large inputs without the persistent kernel: given no minimum of blocks per SM, ptxas keeps
  * most instantiations at 64-80 registers (three or four blocks per SM), which one block per
- * tile needs at these sizes (bench/NOTES.md, section 17). */
+ * tile needs at these sizes (bench/NOTES.md, "Few-tiles kernel"). */
 template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
 {
@@ -163,16 +159,14 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
 /* No more tiles than half the persistent kernel's blocks (sm_90, small inputs): the registers
  * need only let that many blocks be resident at once (DL_SCAN_BLOCKS_PER_SM per SM). With
  * the bound above, ptxas held the 32-bit min and max kernels to 80 registers, where they
- * spilled and took 2 us longer at 2^21 items (bench/NOTES.md, section 17). 64-bit tiles take
- * the transposed warp scan (DL_SCAN_FEW_TILES_TRANSPOSED_8B): half the operator's applications
- * of the row scans, which took int64 min and max from 2-5% behind the sum at 2^17-2^19 items
- * to within 1-2% (section 30); 32-bit tiles keep the row scans, 7% faster for them at 2^21
- * items (section 26). */
+ * spilled. 64-bit tiles take the transposed warp scan: half the operator's applications of
+ * the row scans, which brought int64 min and max to the sum's pace; 32-bit tiles keep the row
+ * scans, faster for them (bench/NOTES.md, "Few-tiles kernel"). */
 template <typename T, typename Op, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS, DL_SCAN_BLOCKS_PER_SM)
     dl_scan_few_tiles_kernel(const dl_scan_params p)
 {
-    dl_scan_block<T, Op, true, LEFT_FOLD, DL_SCAN_FEW_TILES_TRANSPOSED_8B && sizeof(T) == 8>(p);
+    dl_scan_block<T, Op, true, LEFT_FOLD, sizeof(T) == 8>(p);
 }
 
 /* ---------------------------------------------------------------- persistent, specialized */
@@ -188,22 +182,23 @@ template <typename T> struct dl_scan_fill {
         if (base + S::tile_items > p.n)
             return false; /* the partial last tile: from global memory */
         dl_bulk_expect(full, S::tile_bytes);
-        dl_bulk_copy<DL_SCAN_LOAD_EVICT_FIRST>(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base, S::tile_bytes, full);
+        dl_bulk_copy<true>(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base,
+                           S::tile_bytes, full);
         return true;
     }
 };
 
-/* Whether the compute warps take the block's first tile alone (DL_SCAN_COMPUTE_FIRST_TILE):
- * where the grid has a block for every tile, so that a block's first tile is, as a rule, its
- * only one. Its compute warps would only wait for the reducer's serial reduction (for int64
- * min and max, 128 compare-and-selects per lane); their own, eight warps wide, gets the
- * aggregate out sooner. Where blocks have more tiles, the reducer keeps them all: compute
- * warps working beside it made those calls 3-7% slower (bench/NOTES.md, section 28). Not for
- * the deterministic left fold: which tile is a block's first changes from call to call, and
- * with it the order of a float aggregate's additions. */
+/* Whether the compute warps take the block's first tile alone: where the grid has a block for
+ * every tile, so that a block's first tile is, as a rule, its only one. Its compute warps
+ * would only wait for the reducer's serial reduction (for int64 min and max, 128
+ * compare-and-selects per lane); their own, eight warps wide, gets the aggregate out sooner.
+ * Where blocks have more tiles, the reducer keeps them all: compute warps working beside it
+ * made those calls slower (bench/NOTES.md, "A block's only tile"). Not for the
+ * deterministic left fold: which tile is a block's first changes from call to call, and with
+ * it the order of a float aggregate's additions. */
 template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compute(uint32_t tiles)
 {
-    return DL_SCAN_COMPUTE_FIRST_TILE && !LEFT_FOLD && tiles <= gridDim.x;
+    return !LEFT_FOLD && tiles <= gridDim.x;
 }
 
 /* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
@@ -212,8 +207,9 @@ template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compu
  * it while this tile still waits for its block's compute warps. A first tile that the compute
  * warps take alone it only passes on. */
 template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
-__device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SHARED &sh,
-                                                     const unsigned char *stages, uint32_t tiles)
+__device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, const dl_probe &probe,
+                                                     SHARED &sh, const unsigned char *stages,
+                                                     uint32_t tiles)
 {
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32;
@@ -232,8 +228,8 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         T acc = Op::identity();
         if (base + S::tile_items <= p.n) {
             /* CHAINS x vec independent accumulators: the chain of dependent operations is
-             * vectors / (32 CHAINS) long instead of tile_items / 32, which took up to 0.8 us
-             * per call for min and max (bench/NOTES.md, section 17). */
+             * vectors / (32 CHAINS) long instead of tile_items / 32 (bench/NOTES.md, "Reducer
+             * chains"). */
             constexpr int CHAINS = DL_SCAN_REDUCE_CHAINS;
             constexpr int vectors = S::tile_bytes / 16;
             static_assert(vectors % (32 * CHAINS) == 0, "whole rounds of chains");
@@ -271,7 +267,7 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
         const T aggregate = dl_warp_reduce<T, Op>(acc);
         if (lane == 0) {
             dl_publish_aggregate<T, Op>(p.descriptors, tile, sh.epoch,
-                                        dl_value_from_bits<T>(p.seed_bits), aggregate, p.test_delay_ns);
+                                        dl_value_from_bits<T>(p.seed_bits), aggregate, probe);
             sh.stage_aggregate[s] = aggregate;
             dl_mbar_arrive(&sh.reduced[s]);
         }
@@ -283,8 +279,9 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, SH
  * tile of their own (dl_first_tile_by_compute) they take as soon as it lands, and publish its
  * aggregate themselves. */
 template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
-__device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, SHARED &sh,
-                                                      const unsigned char *stages, uint32_t tiles)
+__device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, const dl_probe &probe,
+                                                      SHARED &sh, const unsigned char *stages,
+                                                      uint32_t tiles)
 {
     using S = dl_scan_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -319,16 +316,12 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, S
         __syncwarp();
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
-        if (DL_SCAN_COPY_ONLY) {
-            dl_store_tile<T, true>(static_cast<T *>(p.out), base, p.n, v);
-            continue;
-        }
-        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, sh, tile, epoch, v, sh.scratch[warp], reduced,
-                                                        aggregate);
+        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, probe, sh, tile, epoch, v, sh.scratch[warp],
+                                                        reduced, aggregate);
     }
 }
 
-/* The scan's ring: stages of one tile each, as many as fit (persistent.cuh), the compute
+/* The scan's ring: stages of one tile each, as many as fit (ring.cuh), the compute
  * warps' scratch for the transposed warp scan and their totals for a first tile of their own. */
 template <typename T, bool LEFT_FOLD>
 struct dl_scan_shared : dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
@@ -349,23 +342,25 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
     static_assert(dl_ring_fits<dl_scan_shared<T, LEFT_FOLD>>(S::tile_bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
+    const dl_probe probe(p.control);
     dl_ring_init(sh, S::warps);
     dl_grid_dependency();
     if (warp == S::warps)
-        dl_persistent_produce(p.control, sh, tiles, dl_scan_fill<T>{p, stages});
+        dl_persistent_produce(p.control, probe, sh, tiles, dl_scan_fill<T>{p, stages});
     else if (warp == S::warps + 1)
-        dl_persistent_reduce<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
+        dl_persistent_reduce<T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles);
     else
-        dl_persistent_compute<T, Op, LEFT_FOLD>(p, sh, stages, tiles);
+        dl_persistent_compute<T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles);
     __syncthreads();
-    dl_tile_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+    dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
 }
 
 /* ---------------------------------------------------------------- launcher */
 
-/* Launches `kernel`; with `dependent`, as a programmatic dependent launch of the stream's
- * previous kernel (tile.cuh, dl_grid_dependency). */
+/* Launches `kernel`; where the GPU has them (p.dependent_launch), as a programmatic dependent
+ * launch of the stream's previous kernel (tile.cuh, dl_grid_dependency; bench/NOTES.md, "Small
+ * calls: dependent launches"). */
 static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, dim3 grid, dim3 block,
                      size_t shared_bytes, cudaStream_t stream)
 {
@@ -378,7 +373,7 @@ static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, di
     config.dynamicSmemBytes = shared_bytes;
     config.stream = stream;
     config.attrs = &dependent;
-    config.numAttrs = DL_SCAN_DEPENDENT_LAUNCH && p.dependent_launch ? 1 : 0;
+    config.numAttrs = p.dependent_launch ? 1 : 0;
     return (int)cudaLaunchKernelEx(&config, kernel, p);
 }
 
@@ -395,7 +390,7 @@ struct dl_scan_launcher {
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
         /* Persistent from half a grid of tiles: fewer tiles finish sooner one block each
-         * (bench/NOTES.md, sections 19 and 28). */
+         * (bench/NOTES.md, "Which kernel runs"). */
         if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
             const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
             const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;

@@ -1,6 +1,13 @@
 /*
- * tile.cuh: the tile machinery every single-pass kernel shares, around the look-back of
- * lookback.h:
+ * tile.cuh: a tile, as every single-pass kernel works it, around the look-back of
+ * lookback.cuh:
+ *   dl_scan_shape     the tile: 256 threads, each with ROWS x VEC items in registers, one
+ *                     16-byte access per row, the 32 lanes of a warp side by side in a row
+ *                     (512 contiguous bytes per warp access); warp w owns a contiguous run of
+ *                     the tile, rows in order, and within a row lane l comes before lane l+1
+ *                     (the layout the prefixes below assume);
+ *   dl_load_tile, dl_store_tile, dl_store_tile_rows  a thread's rows from and to global
+ *                     memory, 16 bytes at a time, bound-checked only in a partial tile;
  *   dl_tile_take      thread 0 takes the block's tile from the handle's counter;
  *   dl_tile_warp_prefix  a warp's exclusive prefix over the whole input, from the warps'
  *                     totals: a block scan, then warp 0 publishes the tile's aggregate, looks
@@ -8,22 +15,153 @@
  *   dl_tile_publish_aggregate  the tile's aggregate published before any scan (the
  *                     persistent scan's block that takes its only tile alone);
  *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
- *                     one warp scan per row, then dl_tile_warp_prefix;
- *   dl_warp_prefixes_transposed  the same within a warp, with one warp scan per pass: the rows
- *                     transposed through shared memory (the persistent scan's way, and
- *                     the few-tiles scan's for 64-bit items);
- *   dl_tile_finish    in the rare call where the epoch wraps, the last block to finish
- *                     clears the descriptors.
- * Together with the last ticket's reset in dl_tile_take, the next call needs no
- * initialization launch.
- *
- * Data layout the prefixes assume: warp w of the block owns a contiguous run of the tile;
- * within it, row r comes before row r+1, and within a row lane l before lane l+1.
+ *                     one warp scan per row, then dl_tile_warp_prefix.
+ * With the last ticket's reset (lookback.cuh), the next call needs no initialization launch.
  */
 #ifndef DLSCAN_TILE_CUH
 #define DLSCAN_TILE_CUH
 
-#include "lookback.h"
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "lookback.cuh"
+
+/* ---------------------------------------------------------------- the tile's shape */
+
+template <typename T> struct dl_scan_shape {
+    static constexpr int threads = DL_SCAN_THREADS;
+    static constexpr int warps = threads / 32;
+    static constexpr int vec = 16 / sizeof(T); /* items per 16-byte access */
+    static constexpr int rows = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B;
+    static constexpr int items_per_warp = 32 * vec * rows;
+    static constexpr int tile_items = threads * vec * rows;
+    static constexpr int tile_bytes = tile_items * (int)sizeof(T);
+    /* the transposed warp scan's passes (warp.cuh): its scratch near 1 KB per warp */
+    static constexpr int scratch_passes = sizeof(T) == 8 ? 2 : 1;
+};
+
+template <typename T, int VEC> union dl_vector {
+    uint4 raw;
+    T item[VEC];
+};
+
+static_assert(dl_scan_shape<uint32_t>::tile_items == DL_SCAN_TILE_ITEMS_4B &&
+                  dl_scan_shape<uint64_t>::tile_items == DL_SCAN_TILE_ITEMS_8B,
+              "the tiles are the ones the host layer reserves descriptors for (config.h)");
+
+/* ---------------------------------------------------------------- loads and stores */
+
+/* One 16-byte load from global memory, marked as streaming (evict first: each item is read
+ * once; bench/NOTES.md, "Loads, stores and cache hints"); stores are marked the same way. */
+__device__ __forceinline__ uint4 dl_load_vector(const void *p)
+{
+    return __ldcs(static_cast<const uint4 *>(p));
+}
+
+/* Loads one row (VEC items from idx on) from global memory; items past n read as the
+ * identity. */
+template <typename T, typename Op, int VEC, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_load_row(const T *in, uint64_t idx, uint64_t n, bool whole,
+                                            T (&v)[VEC])
+{
+    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
+        dl_vector<T, VEC> u;
+        u.raw = dl_load_vector(in + idx);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            v[e] = u.item[e];
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+        v[e] = (whole || idx + e < n) ? in[idx + e] : Op::identity();
+}
+
+template <typename T, int VEC, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_row(T *out, uint64_t idx, uint64_t n, bool whole,
+                                             const T (&v)[VEC])
+{
+    if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
+        dl_vector<T, VEC> u;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            u.item[e] = v[e];
+        __stcs(reinterpret_cast<uint4 *>(out + idx), u.raw);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+        if (whole || idx + e < n)
+            out[idx + e] = v[e];
+}
+
+/* This thread's rows of a tile from global memory. */
+template <typename T, typename Op, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, uint64_t n,
+                                             T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool whole = tile_base + S::tile_items <= n;
+    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+    if (VECTOR_ACCESS && whole) {
+        /* A whole tile: every row's load is issued before any is used. (Through
+         * dl_load_row's per-row bound checks, ptxas loaded each row of 8-byte items into the
+         * same registers and waited for it before the next: eight L2 round trips in a row;
+         * bench/NOTES.md, "Loads, stores and cache hints".) */
+        dl_vector<T, S::vec> u[S::rows];
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+            u[r].raw = dl_load_vector(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                v[r][e] = u[r].item[e];
+        return;
+    }
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_load_row<T, Op, S::vec, VECTOR_ACCESS>(in, warp_base + (uint64_t)(r * 32 + lane) * S::vec,
+                                                  n, whole, v[r]);
+}
+
+/* This thread's rows of a tile to global memory, each row with dl_store_row's bound check;
+ * items past n are not written. */
+template <typename T, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_tile_rows(T *out, uint64_t tile_base, uint64_t n,
+                                                   const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool whole = tile_base + S::tile_items <= n;
+    const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_store_row<T, S::vec, VECTOR_ACCESS>(out, warp_base + (uint64_t)(r * 32 + lane) * S::vec, n,
+                                               whole, v[r]);
+}
+
+/* The same, storing a whole tile without the per-row checks (through them, each row's store
+ * paid eight to ten instructions of 64-bit index arithmetic and compares). */
+template <typename T, bool VECTOR_ACCESS>
+__device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64_t n,
+                                              const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+{
+    using S = dl_scan_shape<T>;
+    if (!VECTOR_ACCESS || tile_base + S::tile_items > n) {
+        dl_store_tile_rows<T, VECTOR_ACCESS>(out, tile_base, n, v);
+        return;
+    }
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    T *warp_out = out + tile_base + (uint64_t)warp * S::items_per_warp + (uint64_t)lane * S::vec;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+        dl_store_row<T, S::vec, true>(warp_out + r * 32 * S::vec, 0, 0, true, v[r]);
+}
+
+/* ---------------------------------------------------------------- the block's part */
 
 /* Shared memory of one block. */
 template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
@@ -34,57 +172,6 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
     T tile_prefix;        /* the tile's exclusive prefix, from the look-back */
     T fold_buffer[LEFT_FOLD ? DL_FOLD_WINDOWS * DL_WINDOW : 1];
 };
-
-/*
- * Tickets (lookback.h Part 1, "Tickets"), drawn by one thread of the block: relaxed atomic
- * adds to the word that holds both the tile counter and the epoch, so each draw also says
- * which call it belongs to. The block that draws the call's last ticket writes the word anew
- * (the counter back at its base, the next epoch): every other draw of the call came before
- * its own in the word's order. Every block a tile may wait on drew that tile's ticket earlier
- * and works its tiles in the order it drew them, so the lowest unfinished tile always belongs
- * to a block that is working on it: forward progress needs no assumption about the order in
- * which the hardware schedules blocks.
- */
-/* The call's epoch and counter base, as the block's first ticket found them. */
-typedef struct dl_ticket_state {
-    uint32_t epoch;
-    uint32_t base;
-} dl_ticket_state;
-
-__device__ __forceinline__ unsigned long long dl_counter_add(dl_control *control)
-{
-    unsigned long long word;
-    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
-                 : "=l"(word)
-                 : "l"(&control->counter), "l"(DL_COUNTER_TICKET)
-                 : "memory");
-    return word;
-}
-
-/* Draws a ticket and returns it as a tile index (>= the call's tile count: none left). */
-__device__ __forceinline__ uint32_t dl_ticket_draw(dl_control *control, const dl_ticket_state &state)
-{
-    return dl_ticket_tile(dl_counter_ticket(dl_counter_add(control)), state.base);
-}
-
-/* The block's first ticket. The base changes only between calls, while the GPU is idle. */
-__device__ __forceinline__ uint32_t dl_ticket_draw_first(dl_control *control, dl_ticket_state *state)
-{
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(state->base) : "l"(&control->ticket_base));
-    const unsigned long long word = dl_counter_add(control);
-    state->epoch = dl_counter_epoch(word);
-    return dl_ticket_tile(dl_counter_ticket(word), state->base);
-}
-
-/* Call with every ticket drawn: the one that draws the last of `tickets` resets. */
-__device__ __forceinline__ void dl_ticket_check_last(dl_control *control, uint32_t tile,
-                                                     uint32_t tickets, const dl_ticket_state &state)
-{
-    if (dl_is_last_ticket(tile, tickets) && !dl_epoch_wraps(state.epoch))
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(&control->counter),
-                     "l"(dl_counter_word(state.base, dl_epoch_next(state.epoch)))
-                     : "memory");
-}
 
 /*
  * Programmatic dependent launch (sm_90). The launcher may let a kernel's blocks be placed
@@ -104,12 +191,12 @@ __device__ __forceinline__ void dl_grid_dependency(void)
 
 /* One tile per block: thread 0 draws it (one ticket per block in all), the block learns it. */
 template <typename SHARED>
-__device__ __forceinline__ void dl_tile_take(dl_control *control, SHARED &sh, uint32_t *tile,
-                                             uint32_t *epoch)
+__device__ __forceinline__ void dl_tile_take(dl_control *control, const dl_probe &probe, SHARED &sh,
+                                             uint32_t *tile, uint32_t *epoch)
 {
     if (threadIdx.x == 0) {
         dl_ticket_state state;
-        const uint32_t ticket = dl_ticket_draw_first(control, &state);
+        const uint32_t ticket = dl_ticket_draw_first(control, probe, &state);
         dl_ticket_check_last(control, ticket, gridDim.x, state);
         sh.tile = ticket;
         sh.epoch = state.epoch;
@@ -118,68 +205,6 @@ __device__ __forceinline__ void dl_tile_take(dl_control *control, SHARED &sh, ui
     __syncthreads();
     *tile = sh.tile;
     *epoch = sh.epoch;
-}
-
-/* Inclusive scan over the 32 lanes of a warp (Kogge-Stone, a fixed order). */
-template <typename T, typename Op> __device__ __forceinline__ T dl_warp_inclusive_scan(T x)
-{
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-        const T earlier = dl_shfl_up(x, offset);
-        if (dl_op_idempotent<Op>::value || lane >= offset) /* lookback.h */
-            x = Op()(earlier, x);
-    }
-    return x;
-}
-
-/* x[0] (+) ... (+) x[N-1] in a balanced tree of neighbours: log2(N) dependent steps where the
- * left-to-right chain takes N - 1 (still a fixed order). */
-template <typename T, typename Op, int N>
-__device__ __forceinline__ T dl_reduce_pairwise(const T (&x)[N])
-{
-    T y[N];
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-        y[i] = x[i];
-#pragma unroll
-    for (int width = N; width > 1; width = (width + 1) / 2) {
-#pragma unroll
-        for (int i = 0; i < width / 2; ++i)
-            y[i] = Op()(y[2 * i], y[2 * i + 1]);
-        if (width % 2)
-            y[width / 2] = y[width - 1];
-    }
-    return y[0];
-}
-
-/* Testing aid (DLSCAN_OPTION_TEST_DELAY_US): a pause of 0 .. delay_ns nanoseconds, picked
- * by hashing the tile and `salt`, so that look-backs meet X, long runs of A and late P. */
-__device__ __forceinline__ void dl_test_pause(uint32_t tile, uint32_t salt, uint32_t delay_ns)
-{
-    if (!delay_ns)
-        return;
-    uint32_t h = (tile + 1) * 2654435761u ^ salt * 40503u;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    uint32_t ns = h % (delay_ns + 1);
-    while (ns) {
-        const uint32_t step = ns < 1000000u ? ns : 1000000u; /* __nanosleep's longest */
-        __nanosleep(step);
-        ns -= step;
-    }
-}
-
-/* One thread publishes a tile's aggregate as soon as it is known, before the tile's scan:
- * as A, or for tile 0 as its inclusive prefix P, seed first (the testing pause before). */
-template <typename T, typename Op>
-__device__ __forceinline__ void dl_publish_aggregate(dl_word *descriptors, uint32_t tile, uint32_t epoch,
-                                                     T seed, T aggregate, uint32_t test_delay_ns)
-{
-    dl_test_pause(tile, 1, test_delay_ns);
-    dl_gpu_publish<T>(descriptors, tile, epoch, tile == 0 ? DL_STATUS_P : DL_STATUS_A,
-                      tile == 0 ? Op()(seed, aggregate) : aggregate);
 }
 
 /* Synchronizes the threads that work the tile: the whole block, or, in a block whose other
@@ -198,7 +223,7 @@ template <bool SPECIALIZED, int WARPS> __device__ __forceinline__ void dl_tile_s
  * warps of the block call it; it synchronizes them twice.
  *
  * SPECIALIZED: the block's other warps have roles of their own (dl_tile_sync). SLOTS: the
- * look-back window's slots per lane (lookback.h).
+ * look-back window's slots per lane (protocol.h, "Windows").
  * `is_published` = false: warp 0 publishes the tile's aggregate (its own tree over the block)
  * and, after the look-back, its inclusive prefix. `is_published` = true: another warp already
  * published the aggregate `published` (and, for tile 0, the inclusive prefix), which warp 0
@@ -209,9 +234,8 @@ template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED,
           int SLOTS = DL_SLOTS_PER_LANE>
 __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh, T warp_total,
                                                  uint32_t tile, uint32_t epoch, T seed,
-                                                 dl_word *descriptors, unsigned long long *stats,
-                                                 bool is_published, T published,
-                                                 uint32_t test_delay_ns)
+                                                 dl_word *descriptors, const dl_probe &probe,
+                                                 bool is_published, T published)
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -230,13 +254,13 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
             sh.warp_prefix[lane] = lane == 0 ? Op::identity() : before;
         /* The aggregate out before the look-back: successors may fold it now. */
         if (!is_published && lane == 0)
-            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, test_delay_ns);
+            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, probe);
         T prefix = seed;
         if (tile != 0) {
             prefix = dl_gpu_lookback<T, Op, LEFT_FOLD, SLOTS>(descriptors, tile, epoch,
-                                                              sh.fold_buffer, stats);
+                                                              sh.fold_buffer, probe);
             if (lane == 0) {
-                dl_test_pause(tile, 2, test_delay_ns);
+                probe.pause(tile, 2);
                 dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, aggregate));
             }
         }
@@ -256,7 +280,7 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
 template <typename T, typename Op, int ROWS, int WARPS, bool SPECIALIZED>
 __device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (&lane_sum)[ROWS],
                                                        uint32_t tile, uint32_t epoch, T seed,
-                                                       dl_word *descriptors, uint32_t test_delay_ns)
+                                                       dl_word *descriptors, const dl_probe &probe)
 {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -269,7 +293,7 @@ __device__ __forceinline__ T dl_tile_publish_aggregate(T *warp_totals, const T (
     if (warp == 0) {
         aggregate = dl_warp_reduce<T, Op, WARPS>(lane < WARPS ? warp_totals[lane] : Op::identity());
         if (lane == 0)
-            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, test_delay_ns);
+            dl_publish_aggregate<T, Op>(descriptors, tile, epoch, seed, aggregate, probe);
     }
     return aggregate;
 }
@@ -284,9 +308,8 @@ template <typename T, typename Op, bool LEFT_FOLD, int ROWS, int WARPS, bool SPE
 __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_FOLD> &sh,
                                                  const T (&lane_sum)[ROWS], T (&row_prefix)[ROWS],
                                                  uint32_t tile, uint32_t epoch, T seed,
-                                                 dl_word *descriptors, unsigned long long *stats,
-                                                 bool is_published, T published,
-                                                 uint32_t test_delay_ns)
+                                                 dl_word *descriptors, const dl_probe &probe,
+                                                 bool is_published, T published)
 {
     const int lane = threadIdx.x % 32;
 
@@ -306,113 +329,12 @@ __device__ __forceinline__ void dl_tile_prefixes(dl_tile_shared<T, WARPS, LEFT_F
         warp_total = Op()(warp_total, row_total[r]);
 
     T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, WARPS, SPECIALIZED>(
-        sh, warp_total, tile, epoch, seed, descriptors, stats, is_published, published, test_delay_ns);
+        sh, warp_total, tile, epoch, seed, descriptors, probe, is_published, published);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         row_prefix[r] = Op()(running, lane_exclusive[r]);
         running = Op()(running, row_total[r]);
     }
-}
-
-/*
- * The transposed warp scan: each lane's per-row partials lane_sum[r] to warp_prefix[r], the
- * exclusive prefix of the row's first item within the warp, and the warp's total (returned),
- * with one warp scan per pass where dl_tile_prefixes takes one per row. The warp's
- * 32 x ROWS lane partials go through shared memory (`scratch`, this warp's dl_warp_scratch),
- * so that each lane holds ROWS / PASSES consecutive ones in the tile's order; the lane scans
- * those, a warp scan joins the lanes, and the prefixes come back to the rows' owners the same
- * way. A pass takes ROWS / PASSES rows, so that the scratch stays near 1 KB per warp. For a
- * 64-bit tile of 8 rows in two passes, per thread: 24 applications of the operator and 28
- * shuffles before the look-back and 8 applications after it, where the row scans take 47 and
- * 112, and 16 (bench/NOTES.md, section 26). The scratch's padding (one slot after every 128
- * bytes) keeps both the row-major accesses (lane l, row r at r * 32 + l) and the run-major
- * ones (lane j, from j * ROWS / PASSES on) free of bank conflicts.
- */
-template <typename T, int ROWS, int PASSES> struct dl_warp_scratch {
-    static constexpr int rows = ROWS / PASSES; /* per pass */
-    static constexpr int items = 32 * rows + 32 * rows * (int)sizeof(T) / 128;
-    static_assert(ROWS % PASSES == 0, "whole rows per pass");
-};
-template <typename T> __device__ __forceinline__ int dl_scratch_index(int x)
-{
-    return x + x / (128 / (int)sizeof(T));
-}
-
-template <typename T, typename Op, int ROWS, int PASSES>
-__device__ __forceinline__ T dl_warp_prefixes_transposed(const T (&lane_sum)[ROWS],
-                                                         T (&warp_prefix)[ROWS], T *scratch)
-{
-    constexpr int RUN = dl_warp_scratch<T, ROWS, PASSES>::rows; /* a lane's run per pass */
-    const int lane = threadIdx.x % 32;
-
-    /* Each pass's rows in, each lane's run out; then the runs scanned. */
-    T run[PASSES][RUN];
-#pragma unroll
-    for (int pass = 0; pass < PASSES; ++pass) {
-#pragma unroll
-        for (int r = 0; r < RUN; ++r)
-            scratch[dl_scratch_index<T>(r * 32 + lane)] = lane_sum[pass * RUN + r];
-        __syncwarp();
-#pragma unroll
-        for (int i = 0; i < RUN; ++i)
-            run[pass][i] = scratch[dl_scratch_index<T>(lane * RUN + i)];
-        __syncwarp();
-    }
-#pragma unroll
-    for (int pass = 0; pass < PASSES; ++pass)
-#pragma unroll
-        for (int i = 1; i < RUN; ++i)
-            run[pass][i] = Op()(run[pass][i - 1], run[pass][i]);
-
-    /* One warp scan per pass over the lanes' run totals. */
-    T run_before[PASSES];
-    T pass_total[PASSES];
-#pragma unroll
-    for (int pass = 0; pass < PASSES; ++pass) {
-        const T inclusive = dl_warp_inclusive_scan<T, Op>(run[pass][RUN - 1]);
-        pass_total[pass] = dl_shfl(inclusive, 31);
-        const T before = dl_shfl_up(inclusive, 1);
-        run_before[pass] = lane == 0 ? Op::identity() : before;
-    }
-
-    /* Each lane writes the prefixes of the slots it read; the rows' owners read them. */
-    T pass_start = pass_total[0]; /* the warp's items before the next pass */
-#pragma unroll
-    for (int pass = 0; pass < PASSES; ++pass) {
-        const T start = pass == 0 ? run_before[0] : Op()(pass_start, run_before[pass]);
-        scratch[dl_scratch_index<T>(lane * RUN)] = start;
-#pragma unroll
-        for (int i = 1; i < RUN; ++i)
-            scratch[dl_scratch_index<T>(lane * RUN + i)] = Op()(start, run[pass][i - 1]);
-        __syncwarp();
-#pragma unroll
-        for (int r = 0; r < RUN; ++r)
-            warp_prefix[pass * RUN + r] = scratch[dl_scratch_index<T>(r * 32 + lane)];
-        __syncwarp();
-        if (pass > 0)
-            pass_start = Op()(pass_start, pass_total[pass]);
-    }
-    return pass_start;
-}
-
-/* In the one call in 2^30 where the epoch wraps, every block counts itself done, and the
- * last to finish clears the descriptors, resets the counters and starts the epochs over.
- * Otherwise there is nothing to do. */
-__device__ __forceinline__ void dl_tile_finish(dl_control *control, uint32_t epoch,
-                                               uint32_t ticket_base, dl_word *descriptors,
-                                               uint64_t descriptor_words)
-{
-    if (threadIdx.x != 0 || !dl_epoch_wraps(epoch))
-        return;
-    __threadfence(); /* this block's descriptor writes come before its done count */
-    const uint32_t done_before = atomicAdd(&control->blocks_done, 1u);
-    if (!dl_is_last_worker(done_before, gridDim.x))
-        return;
-    __threadfence();
-    for (uint64_t i = 0; i < descriptor_words; ++i)
-        descriptors[i] = 0;
-    control->counter = dl_counter_word(ticket_base, dl_epoch_next(epoch));
-    control->blocks_done = 0;
 }
 
 #endif /* DLSCAN_TILE_CUH */

@@ -241,37 +241,26 @@ typedef enum dlscan_option {
      * to run on the same GPU with the same build: the look-back folds tile aggregates
      * strictly left to right, so every prefix is the same left fold whichever predecessor
      * the look-back stopped at. 0 (default on GPU handles): the look-back folds each window
-     * as a tree, and the last bits of float sums may differ between runs. On an H100, 1
-     * costs 2-26% of throughput between 2^20 and 2^25 items and 0.5-4% from 2^26 on
-     * (bench/NOTES.md). CPU handles always fold left to right. Other types and operators are
+     * as a tree, and the last bits of float sums may differ between runs. What 1 costs on an
+     * H100 is in bench/NOTES.md ("Deterministic left fold"). CPU handles always fold left to
+     * right. Other types and operators are
      * exact either way. What is not fixed: results on another GPU model or build, or with
      * another tile configuration, can differ in the last bits. Against a float64 scan of the
      * same data a float sum differs by rounding only: at most about
      * (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first order). */
     DLSCAN_OPTION_DETERMINISTIC = 1,
-    /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. */
+    /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. Counting
+     * is a test probe: only the testing build of the library (libdlscan_testing.a, built
+     * with the tests and not installed) takes 1; the release library, whose kernels carry
+     * no counters, answers it with DLSCAN_ERROR_NOT_SUPPORTED. */
     DLSCAN_OPTION_LOOKBACK_STATS = 2,
-    /* Testing aid: pauses inside tiles, so that the look-back's waits on X, long runs of A
-     * and stops at P all occur. CPU handles: each tile sleeps a random 0..value microseconds
-     * at three points of the protocol, and one tile in 512 holds its aggregate back for 50
-     * times value. GPU handles: each tile pauses 0..value microseconds (picked by hashing
-     * the tile) before publishing its aggregate and before its inclusive prefix. Default 0;
-     * at most 1000000. */
-    DLSCAN_OPTION_TEST_DELAY_US = 3,
-    /* Testing aid: sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests
-     * can reach the epoch's wrap-around. Synchronizes a GPU handle's device. */
-    DLSCAN_OPTION_TEST_EPOCH = 4,
+    /* (3, 4 and 6 are the testing build's own options.) */
     /* GPU handles: 1 (default) runs the persistent kernels (scans; select_flagged,
      * select_if and unique) where the GPU (sm_90 and newer), the alignment (16-byte aligned
      * inputs) and the size (scans: more tiles than half the kernel's blocks; compaction: more
      * tiles than blocks) allow: a few blocks per SM that prefetch tiles into shared memory.
-     * 0 always runs one block per tile; 2 runs the persistent kernels at any size (for
-     * testing). Results are the same. */
+     * 0 always runs one block per tile. Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
-    /* Testing aid: the value (0 .. 2^32 - 1) where the tile counter starts each call, for
-     * example just below 2^32 so that it wraps around within a call. Tile indices are
-     * counted from it. Synchronizes a GPU handle's device. Default 0. */
-    DLSCAN_OPTION_TEST_TICKET_BASE = 6,
     /* CPU handles: items per tile, 16 .. 2^20 (default 65536; dlscan_tile_items() reports
      * it). Smaller tiles give more tiles, hence more look-back, for the same input. GPU
      * handles: DLSCAN_ERROR_NOT_SUPPORTED (their tiles are fixed at build time). */
@@ -282,7 +271,7 @@ DLSCAN_API dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option opti
 DLSCAN_API dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long long *value);
 
 /* Look-back events counted since the handle was created or the counters reset, while
- * DLSCAN_OPTION_LOOKBACK_STATS was 1. */
+ * DLSCAN_OPTION_LOOKBACK_STATS was 1 (all zero where the library does not count). */
 typedef struct dlscan_lookback_stats {
     unsigned long long lookbacks;         /* tiles that looked back (all but tile 0)        */
     unsigned long long waits_on_x;        /* windows that held a not-ready descriptor (X)  */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "testing.h"
 
 static dlscan_handle_t dl_handle_new(void)
 {
@@ -167,39 +168,67 @@ static dlscan_status dl_check_flag(dlscan_handle_t h, const char *name, long lon
     return DLSCAN_SUCCESS;
 }
 
+/* The release library's answer to the testing build's options (testing.h). */
+static dlscan_status dl_testing_only(dlscan_handle_t h, int option)
+{
+    return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                   "option %d is a testing option: only the testing build of dlscan takes it",
+                   option);
+}
+
+static dlscan_status dl_set_testing_option(dlscan_handle_t h, int option, long long value)
+{
+    if (!DL_PROBING)
+        return dl_testing_only(h, option);
+    switch (option) {
+    case DLSCAN_TESTING_OPTION_DELAY_US:
+        if (value < 0 || value > 1000000)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_TESTING_OPTION_DELAY_US takes 0 .. 1000000, not %lld", value);
+        h->test_delay_us = value;
+        return h->backend->set_probe ? h->backend->set_probe(h) : DLSCAN_SUCCESS;
+    case DLSCAN_TESTING_OPTION_EPOCH:
+        if (!dl_epoch_valid(value))
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_TESTING_OPTION_EPOCH takes %u .. %u, not %lld", DL_EPOCH_FIRST,
+                           DL_EPOCH_LAST, value);
+        return h->backend->set_epoch(h, (uint32_t)value);
+    default: /* DLSCAN_TESTING_OPTION_TICKET_BASE */
+        if (value < 0 || value > 0xffffffffll)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "DLSCAN_TESTING_OPTION_TICKET_BASE takes 0 .. 2^32 - 1, not %lld", value);
+        return h->backend->set_ticket_base(h, (uint32_t)value);
+    }
+}
+
 dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long long value)
 {
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
     dlscan_status status;
-    switch (option) {
+    switch ((int)option) {
     case DLSCAN_OPTION_DETERMINISTIC:
         if ((status = dl_check_flag(h, "DLSCAN_OPTION_DETERMINISTIC", value)) == DLSCAN_SUCCESS)
             h->deterministic = (int)value;
         return status;
     case DLSCAN_OPTION_LOOKBACK_STATS:
-        if ((status = dl_check_flag(h, "DLSCAN_OPTION_LOOKBACK_STATS", value)) == DLSCAN_SUCCESS)
-            h->count_stats = (int)value;
-        return status;
+        if ((status = dl_check_flag(h, "DLSCAN_OPTION_LOOKBACK_STATS", value)) != DLSCAN_SUCCESS)
+            return status;
+        if (value && !DL_PROBING)
+            return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                           "DLSCAN_OPTION_LOOKBACK_STATS: this library's kernels carry no counters; "
+                           "only the testing build of dlscan counts look-back events");
+        h->count_stats = (int)value;
+        return h->backend->set_probe ? h->backend->set_probe(h) : DLSCAN_SUCCESS;
     case DLSCAN_OPTION_PERSISTENT:
-        if (value < 0 || value > 2)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "DLSCAN_OPTION_PERSISTENT takes 0, 1 or 2, not %lld", value);
-        h->persistent = (int)value;
-        return DLSCAN_SUCCESS;
-    case DLSCAN_OPTION_TEST_DELAY_US:
-        if (value < 0 || value > 1000000)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "DLSCAN_OPTION_TEST_DELAY_US takes 0 .. 1000000, not %lld", value);
-        h->test_delay_us = value;
-        return DLSCAN_SUCCESS;
-    case DLSCAN_OPTION_TEST_EPOCH:
-        if (!dl_epoch_valid(value))
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "DLSCAN_OPTION_TEST_EPOCH takes %u .. %u, not %lld", DL_EPOCH_FIRST,
-                           DL_EPOCH_LAST, value);
-        return h->backend->set_epoch(h, (uint32_t)value);
+        if (value == DLSCAN_TESTING_PERSISTENT_ALWAYS && DL_PROBING) {
+            h->persistent = (int)value;
+            return DLSCAN_SUCCESS;
+        }
+        if ((status = dl_check_flag(h, "DLSCAN_OPTION_PERSISTENT", value)) == DLSCAN_SUCCESS)
+            h->persistent = (int)value;
+        return status;
     case DLSCAN_OPTION_CPU_TILE_ITEMS:
         if (!h->backend->set_tile_items)
             return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
@@ -208,11 +237,10 @@ dlscan_status dlscan_set_option(dlscan_handle_t h, dlscan_option option, long lo
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                            "DLSCAN_OPTION_CPU_TILE_ITEMS takes 16 .. 2^20, not %lld", value);
         return h->backend->set_tile_items(h, (size_t)value);
-    case DLSCAN_OPTION_TEST_TICKET_BASE:
-        if (value < 0 || value > 0xffffffffll)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "DLSCAN_OPTION_TEST_TICKET_BASE takes 0 .. 2^32 - 1, not %lld", value);
-        return h->backend->set_ticket_base(h, (uint32_t)value);
+    case DLSCAN_TESTING_OPTION_DELAY_US:
+    case DLSCAN_TESTING_OPTION_EPOCH:
+    case DLSCAN_TESTING_OPTION_TICKET_BASE:
+        return dl_set_testing_option(h, (int)option, value);
     }
     return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",
                    (int)option);
@@ -225,10 +253,9 @@ dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long lo
     h->last_error[0] = '\0';
     if (!value)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "value is NULL");
-    switch (option) {
+    switch ((int)option) {
     case DLSCAN_OPTION_DETERMINISTIC: *value = h->deterministic; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_LOOKBACK_STATS: *value = h->count_stats; return DLSCAN_SUCCESS;
-    case DLSCAN_OPTION_TEST_DELAY_US: *value = h->test_delay_us; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_PERSISTENT: *value = h->persistent; return DLSCAN_SUCCESS;
     case DLSCAN_OPTION_CPU_TILE_ITEMS:
         if (!h->backend->set_tile_items)
@@ -236,8 +263,15 @@ dlscan_status dlscan_get_option(dlscan_handle_t h, dlscan_option option, long lo
                            "DLSCAN_OPTION_CPU_TILE_ITEMS is for CPU handles only");
         *value = (long long)h->backend->compact_tile_items(h);
         return DLSCAN_SUCCESS;
-    case DLSCAN_OPTION_TEST_EPOCH:
-    case DLSCAN_OPTION_TEST_TICKET_BASE:
+    case DLSCAN_TESTING_OPTION_DELAY_US:
+        if (!DL_PROBING)
+            return dl_testing_only(h, (int)option);
+        *value = h->test_delay_us;
+        return DLSCAN_SUCCESS;
+    case DLSCAN_TESTING_OPTION_EPOCH:
+    case DLSCAN_TESTING_OPTION_TICKET_BASE:
+        if (!DL_PROBING)
+            return dl_testing_only(h, (int)option);
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "option %d can only be set", (int)option);
     }
     return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "option = %d is not a dlscan_option",

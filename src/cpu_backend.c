@@ -3,8 +3,8 @@
  *
  * Threads play the thread blocks. The calling thread and up to threads-1 helpers take
  * tiles from an atomic counter, publish descriptors with C11 atomics (release/acquire)
- * and look back over windows of predecessors with dl_cpu_lookback() from
- * device/lookback.h, the file the GPU kernel includes for the same protocol. The worker
+ * and look back over windows of predecessors with dl_cpu_lookback() (cpu_lookback.h), on
+ * device/protocol.h, the file the GPU kernels include for the same protocol. The worker
  * that draws the call's last ticket resets the counter and moves the epoch on, as the
  * GPU's block with the last ticket does. A call returns when it is complete. This file
  * holds the workers and the scan's tiles; cpu_compact.c the compaction's.
@@ -23,7 +23,7 @@ typedef struct dl_cpu_state {
     _Atomic(dl_word) *descriptors;
     size_t descriptor_words;
     _Atomic uint32_t tiles_taken;  /* the tile counter, from ticket_base on */
-    _Atomic uint32_t ticket_base;  /* where the counter starts each call (lookback.h, "Tickets") */
+    _Atomic uint32_t ticket_base;  /* where the counter starts each call (protocol.h, "Tickets") */
     _Atomic uint32_t workers_done; /* workers of the running call that finished */
     _Atomic uint32_t epoch;
     _Atomic(unsigned long long) stats[DL_STAT_COUNT];
@@ -83,11 +83,11 @@ static dlscan_status dl_cpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     return DLSCAN_SUCCESS;
 }
 
-/* A random pause of 0 .. job->delay_us microseconds, or, held, exactly 50 times that
- * (testing aid). */
-static void dl_cpu_test_delay(dl_cpu_worker *w, int held)
+/* The probe's pause (DL_PROBING builds only, config.h): a random 0 .. job->delay_us
+ * microseconds, or, held, exactly 50 times that. */
+static void dl_cpu_probe_pause(dl_cpu_worker *w, int held)
 {
-    if (!w->job->delay_us)
+    if (!DL_PROBING || !w->job->delay_us)
         return;
     w->random ^= w->random << 13; /* xorshift32 */
     w->random ^= w->random >> 17;
@@ -99,7 +99,7 @@ static void dl_cpu_test_delay(dl_cpu_worker *w, int held)
 }
 
 /* Draws a ticket; the last of the call's tiles + workers tickets resets the counter and
- * moves the epoch on (lookback.h, "Tickets"). */
+ * moves the epoch on (protocol.h, "Tickets"). */
 static uint32_t dl_cpu_draw_ticket(dl_cpu_job *job)
 {
     dl_cpu_state *s = job->state;
@@ -138,10 +138,10 @@ dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate)
         return w->job->seed;
     }
     dl_cpu_publish(lookback, tile, DL_STATUS_A, aggregate);
-    dl_cpu_test_delay(w, 0);
+    dl_cpu_probe_pause(w, 0);
     const dl_bits prefix = dl_cpu_lookback(lookback, tile);
     dl_cpu_publish(lookback, tile, DL_STATUS_P, lookback->combine(prefix, aggregate));
-    dl_cpu_test_delay(w, 0);
+    dl_cpu_probe_pause(w, 0);
     return prefix;
 }
 
@@ -157,7 +157,7 @@ static void *dl_cpu_work(void *argument)
         if (tile >= job->tiles)
             break;
         /* One tile in 512 holds its aggregate back: up to 511 successors pile up as A. */
-        dl_cpu_test_delay(w, tile % 512 == 1);
+        dl_cpu_probe_pause(w, tile % 512 == 1);
         job->work_tile(w, tile);
     }
     dl_cpu_finish(job);
@@ -170,12 +170,12 @@ void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
     job->state = s;
     job->tile_items = s->tile_items;
     job->tiles = (uint32_t)dl_tiles(job->n, s->tile_items);
-    job->ticket_base = atomic_load_explicit(&s->ticket_base, memory_order_relaxed);
+    job->ticket_base = DL_PROBING ? atomic_load_explicit(&s->ticket_base, memory_order_relaxed) : 0;
     job->workers = job->tiles < (uint32_t)s->threads ? job->tiles : (uint32_t)s->threads;
     job->delay_us = h->test_delay_us;
     job->lookback.descriptors = s->descriptors;
     job->lookback.epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    job->lookback.stats = h->count_stats ? s->stats : NULL;
+    job->lookback.stats = DL_PROBING && h->count_stats ? s->stats : NULL;
     for (uint32_t i = 0; i < job->workers; ++i) {
         dl_cpu_worker *w = &s->workers[i];
         w->job = job;
@@ -271,19 +271,20 @@ static void dl_cpu_destroy(dlscan_handle_t h)
 }
 
 static const dl_backend dl_cpu_backend = {
-    "cpu",
-    dl_cpu_tile_items,
-    dl_cpu_compact_tile_items,
-    dl_cpu_check_range,
-    dl_cpu_reserve,
-    dl_cpu_scan,
-    dl_cpu_compact,
-    dl_cpu_read_stats,
-    dl_cpu_reset_stats,
-    dl_cpu_set_epoch,
-    dl_cpu_set_ticket_base,
-    dl_cpu_set_tile_items,
-    dl_cpu_destroy,
+    .name = "cpu",
+    .tile_items = dl_cpu_tile_items,
+    .compact_tile_items = dl_cpu_compact_tile_items,
+    .check_range = dl_cpu_check_range,
+    .reserve = dl_cpu_reserve,
+    .scan = dl_cpu_scan,
+    .compact = dl_cpu_compact,
+    .read_stats = dl_cpu_read_stats,
+    .reset_stats = dl_cpu_reset_stats,
+    .set_probe = NULL, /* each call reads the handle's settings */
+    .set_epoch = dl_cpu_set_epoch,
+    .set_ticket_base = dl_cpu_set_ticket_base,
+    .set_tile_items = dl_cpu_set_tile_items,
+    .destroy = dl_cpu_destroy,
 };
 
 dlscan_status dl_cpu_backend_init(dlscan_handle_t h, int threads)

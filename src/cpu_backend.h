@@ -13,14 +13,14 @@
 #include "internal.h"
 
 /* Items per tile unless DLSCAN_OPTION_CPU_TILE_ITEMS says otherwise: large enough that the
- * protocol's work per tile stays small next to the tile's (bench/NOTES.md). */
+ * protocol's work per tile stays small next to the tile's (bench/NOTES.md, "CPU backend"). */
 #define DL_CPU_TILE_ITEMS 65536
 
 typedef struct dl_cpu_job dl_cpu_job;
 
 typedef struct dl_cpu_worker {
     dl_cpu_job *job;
-    uint32_t random; /* for test delays */
+    uint32_t random; /* for the probe's pauses */
     pthread_t thread;
     int started;
     void *scratch;   /* a tile's input, copied (compaction): 2 x tile items x 8 bytes */
@@ -53,7 +53,7 @@ struct dl_cpu_job {
     _Atomic int go;           /* workers wait for it, so the ticket count is known before any draw */
     dl_bits seed;
     int exclusive;
-    long long delay_us;
+    long long delay_us;       /* the probe's pauses (DL_PROBING builds; else 0) */
     dl_cpu_lookback_ctx lookback;
 };
 
@@ -61,7 +61,7 @@ struct dl_cpu_job {
  * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here. */
 void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job);
 
-/* Steps 2-4 of the protocol (lookback.h) for `tile` with `aggregate`: publish A (tile 0:
+/* Steps 2-4 of the protocol (device/protocol.h) for `tile` with `aggregate`: publish A (tile 0:
  * P), look back, publish P. Returns the tile's exclusive prefix (tile 0: the seed). */
 dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate);
 

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_lookback.h"
 #include "dlscan.h"
-#include "lookback.h"
 
 typedef struct dl_cpu_ops {
     dl_combine_fn combine; /* on the low 64 bits (dl_bits.lo) */

@@ -168,7 +168,7 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
 
 /* DLSCAN_OPTION_PERSISTENT: 1 runs the persistent kernels where they fill their grid (more
  * tiles than blocks: fewer tiles finish sooner one block each; the scan launcher halves
- * this), 2 at any size. */
+ * this), 2 (DLSCAN_TESTING_PERSISTENT_ALWAYS) at any size. */
 static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 {
     return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks;
@@ -177,12 +177,19 @@ static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
-    const dl_scan_params params = {r->in,          r->out,        r->n,
-                                   r->seed_bits,   s->descriptors, s->descriptor_words,
-                                   s->control,     r->exclusive,  h->count_stats,
-                                   h->persistent ? s->persistent_blocks : 0,
-                                   dl_gpu_persistent_min_tiles(h),
-                                   (uint32_t)(h->test_delay_us * 1000), s->dependent_launch};
+    const dl_scan_params params = {
+        .in = r->in,
+        .out = r->out,
+        .n = r->n,
+        .seed_bits = r->seed_bits,
+        .descriptors = s->descriptors,
+        .descriptor_words = s->descriptor_words,
+        .control = s->control,
+        .exclusive = r->exclusive,
+        .persistent_blocks = h->persistent ? s->persistent_blocks : 0,
+        .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
+        .dependent_launch = s->dependent_launch,
+    };
     const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
@@ -195,7 +202,6 @@ static size_t dl_gpu_compact_tile_items_for(dlscan_handle_t h)
     return dl_gpu_compact_tile_items();
 }
 
-
 static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
@@ -205,11 +211,22 @@ static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request 
         return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "writing the count");
     }
     const dl_compact_params params = {
-        r->kind,      r->in,           r->flags,   r->values_in,     r->out,
-        r->out2,      r->num_out,      r->n,       r->predicate,     r->operand_bits,
-        s->descriptors, s->descriptor_words, s->control, h->count_stats,
-        (uint32_t)(h->test_delay_us * 1000), h->persistent ? s->persistent_blocks : 0,
-        dl_gpu_persistent_min_tiles(h)};
+        .kind = r->kind,
+        .in = r->in,
+        .flags = r->flags,
+        .values_in = r->values_in,
+        .out = r->out,
+        .out2 = r->out2,
+        .num_out = r->num_out,
+        .n = r->n,
+        .predicate = r->predicate,
+        .operand_bits = r->operand_bits,
+        .descriptors = s->descriptors,
+        .descriptor_words = s->descriptor_words,
+        .control = s->control,
+        .persistent_blocks = h->persistent ? s->persistent_blocks : 0,
+        .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
+    };
     error = (cudaError_t)dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
                                                h->deterministic, r->stream);
     return error == cudaSuccess ? DLSCAN_SUCCESS
@@ -248,9 +265,11 @@ static dlscan_status dl_gpu_reset_stats(dlscan_handle_t h)
     return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "resetting the counters");
 }
 
-/* Testing aids: rewrite the control block's counter word (tile counter and epoch) and the
- * counter's base, the GPU being idle. A negative argument keeps what is there. */
-static dlscan_status dl_gpu_set_counter(dlscan_handle_t h, long long base, long long epoch)
+/* The probe's settings (testing builds, testing.h) into the control block, where the testing
+ * kernels read them (device/probe.cuh), the GPU being idle: the pauses, whether to count, and
+ * the counter word (tile counter and epoch) with the counter's base, where a negative
+ * argument keeps what is there. */
+static dlscan_status dl_gpu_update_control(dlscan_handle_t h, long long base, long long epoch)
 {
     dlscan_status status = dl_gpu_idle(h);
     if (status != DLSCAN_SUCCESS)
@@ -260,23 +279,27 @@ static dlscan_status dl_gpu_set_counter(dlscan_handle_t h, long long base, long 
     cudaError_t error = cudaMemcpy(&host, control, sizeof host, cudaMemcpyDeviceToHost);
     if (error == cudaSuccess) {
         if (base >= 0)
-            host.ticket_base = (uint32_t)base;
-        host.counter = dl_counter_word(host.ticket_base,
+            host.probe_ticket_base = (uint32_t)base;
+        host.counter = dl_counter_word(host.probe_ticket_base,
                                        epoch >= 0 ? (uint32_t)epoch : dl_counter_epoch(host.counter));
+        host.probe_delay_ns = (uint32_t)(h->test_delay_us * 1000);
+        host.probe_count_stats = (uint32_t)h->count_stats;
         error = cudaMemcpy(control, &host, sizeof host, cudaMemcpyHostToDevice);
     }
-    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the counter");
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "setting the probe");
 }
+
+static dlscan_status dl_gpu_set_probe(dlscan_handle_t h) { return dl_gpu_update_control(h, -1, -1); }
 
 static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
 {
-    return dl_gpu_set_counter(h, -1, epoch);
+    return dl_gpu_update_control(h, -1, epoch);
 }
 
 /* Moves the tile counter and its base together. */
 static dlscan_status dl_gpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
 {
-    return dl_gpu_set_counter(h, base, -1);
+    return dl_gpu_update_control(h, base, -1);
 }
 
 static void dl_gpu_destroy(dlscan_handle_t h)
@@ -288,19 +311,20 @@ static void dl_gpu_destroy(dlscan_handle_t h)
 }
 
 static const dl_backend dl_gpu_backend = {
-    "gpu",
-    dl_gpu_tile_items_for,
-    dl_gpu_compact_tile_items_for,
-    dl_gpu_check_range,
-    dl_gpu_reserve,
-    dl_gpu_scan,
-    dl_gpu_compact,
-    dl_gpu_read_stats,
-    dl_gpu_reset_stats,
-    dl_gpu_set_epoch,
-    dl_gpu_set_ticket_base,
-    NULL, /* GPU tiles are fixed at build time */
-    dl_gpu_destroy,
+    .name = "gpu",
+    .tile_items = dl_gpu_tile_items_for,
+    .compact_tile_items = dl_gpu_compact_tile_items_for,
+    .check_range = dl_gpu_check_range,
+    .reserve = dl_gpu_reserve,
+    .scan = dl_gpu_scan,
+    .compact = dl_gpu_compact,
+    .read_stats = dl_gpu_read_stats,
+    .reset_stats = dl_gpu_reset_stats,
+    .set_probe = dl_gpu_set_probe,
+    .set_epoch = dl_gpu_set_epoch,
+    .set_ticket_base = dl_gpu_set_ticket_base,
+    .set_tile_items = NULL, /* GPU tiles are fixed at build time */
+    .destroy = dl_gpu_destroy,
 };
 
 dlscan_status dl_gpu_backend_init(dlscan_handle_t h)

@@ -10,7 +10,7 @@
 
 #include "dlscan.h"
 #include "launch.h"
-#include "lookback.h"
+#include "protocol.h"
 
 /* A checked scan request, as the backends receive it. */
 typedef struct dl_scan_request {
@@ -56,8 +56,12 @@ typedef struct dl_backend {
                              cudaStream_t stream);
     dlscan_status (*scan)(dlscan_handle_t h, const dl_scan_request *request);
     dlscan_status (*compact)(dlscan_handle_t h, const dl_compact_request *request);
+    /* Look-back counters and the probe's settings (DL_PROBING builds: src/testing.h).
+     * set_probe hands h->count_stats and h->test_delay_us to the workers (NULL: each call
+     * reads them from the handle). */
     dlscan_status (*read_stats)(dlscan_handle_t h, unsigned long long stats[DL_STAT_COUNT]);
     dlscan_status (*reset_stats)(dlscan_handle_t h);
+    dlscan_status (*set_probe)(dlscan_handle_t h);
     dlscan_status (*set_epoch)(dlscan_handle_t h, uint32_t epoch);
     dlscan_status (*set_ticket_base)(dlscan_handle_t h, uint32_t base);
     /* DLSCAN_OPTION_CPU_TILE_ITEMS (NULL: the backend has fixed tiles). */
@@ -69,9 +73,9 @@ struct dlscan_handle {
     const dl_backend *backend;
     void *backend_state;
     int deterministic;     /* DLSCAN_OPTION_DETERMINISTIC */
-    int count_stats;       /* DLSCAN_OPTION_LOOKBACK_STATS */
-    int persistent;        /* DLSCAN_OPTION_PERSISTENT */
-    long long test_delay_us; /* DLSCAN_OPTION_TEST_DELAY_US */
+    int count_stats;       /* DLSCAN_OPTION_LOOKBACK_STATS (1 only in DL_PROBING builds) */
+    int persistent;        /* DLSCAN_OPTION_PERSISTENT (2: DLSCAN_TESTING_PERSISTENT_ALWAYS) */
+    long long test_delay_us; /* DLSCAN_TESTING_OPTION_DELAY_US (DL_PROBING builds only) */
     char last_error[512];
 };
 
@@ -87,7 +91,6 @@ int dl_type_valid(dlscan_type type);
 int dl_op_valid(dlscan_op op);
 size_t dl_type_size(dlscan_type type);
 const char *dl_type_name(dlscan_type type);
-const char *dl_op_name(dlscan_op op);
 /* The identity of op on type, as the bits of one value. */
 uint64_t dl_identity_bits(dlscan_type type, dlscan_op op);
 /* Descriptor words per tile for a type: 1 for 32-bit values, 2 for 64-bit values. */

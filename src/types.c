@@ -32,12 +32,6 @@ const char *dl_type_name(dlscan_type type)
     return dl_type_valid(type) ? names[type] : "invalid";
 }
 
-const char *dl_op_name(dlscan_op op)
-{
-    static const char *const names[] = {"sum", "min", "max"};
-    return dl_op_valid(op) ? names[op] : "invalid";
-}
-
 static uint64_t float_bits(float f)
 {
     uint32_t u;

@@ -1,6 +1,6 @@
 /*
  * cpu_scenarios.c: the cpu suite's tests (see cpu_scenarios.h): the CPU backend, which runs
- * the GPU's look-back protocol (device/lookback.h) on threads, against the sequential
+ * the GPU's look-back protocol (device/protocol.h) on threads, against the sequential
  * reference. DLSCAN_TEST_MAX_N caps the sizes.
  */
 #include "cpu_scenarios.h"
@@ -10,8 +10,9 @@
 
 #include "check.h"
 #include "compact_check.h"
-#include "lookback.h"
+#include "protocol.h"
 #include "scan_check.h"
+#include "testing.h"
 
 static void *host_alloc(size_t bytes, void *context)
 {
@@ -84,7 +85,7 @@ void cpu_stress_reaches_every_lookback_outcome(void)
 {
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle_tiles(48, 1024);
-    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 200));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 200));
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_INT32, &tile);
@@ -115,7 +116,7 @@ void cpu_long_runs_of_aggregates_wait_for_a_prefix(void)
 {
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle_tiles(320, 1024);
-    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 4000));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 4000));
     CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_FLOAT64, &tile);
@@ -154,9 +155,9 @@ void cpu_epoch_wraps_around(void)
     dlscan_handle_t h = cpu_handle_tiles(4, 1024);
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_UINT64, &tile);
-    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_EPOCH, DL_EPOCH_LAST - 1));
     /* The tile counter starts 16 tickets below 2^32, so it wraps within each call. */
-    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_TICKET_BASE, 0xfffffff0ll));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_TICKET_BASE, 0xfffffff0ll));
     const size_t sizes[] = {40 * tile + 1, 20 * tile, 40 * tile + 1, 7};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
         const scan_case c = {DLSCAN_UINT64, DLSCAN_MAX, 0, 0, 0, sizes[i], TEST_VALUES_UNIFORM};
@@ -174,7 +175,7 @@ void cpu_float_sums_are_the_same_for_any_thread_count(void)
     test_fill_random(DLSCAN_FLOAT32, TEST_VALUES_MIXED_MAGNITUDE, in, n, &rng);
     dlscan_handle_t single = cpu_handle(1), several = cpu_handle(16);
     CHECK_OK(single, dlscan_inclusive_scan(single, in, one, n, DLSCAN_FLOAT32, DLSCAN_SUM, NULL));
-    CHECK_OK(several, dlscan_set_option(several, DLSCAN_OPTION_TEST_DELAY_US, 20));
+    CHECK_OK(several, dlscan_set_option(several, DLSCAN_TESTING_OPTION_DELAY_US, 20));
     for (int run = 0; run < 3; ++run) {
         CHECK_OK(several, dlscan_inclusive_scan(several, in, many, n, DLSCAN_FLOAT32, DLSCAN_SUM, NULL));
         CHECK(memcmp(one, many, n * sizeof *one) == 0, "run %d differs bitwise", run);
@@ -193,7 +194,7 @@ void cpu_bad_input_is_refused_and_writes_nothing(void)
           "tiles of 8 items are refused");
     scan_check_bad_input(h, &host_memory, NULL);
     compact_check_bad_input(h, &host_memory, NULL);
-    CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, -1) == DLSCAN_ERROR_INVALID_ARGUMENT,
+    CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, -1) == DLSCAN_ERROR_INVALID_ARGUMENT,
           "a negative delay is refused");
     dlscan_destroy(h);
 }
@@ -204,7 +205,7 @@ void cpu_compaction(dlscan_type type)
     dlscan_handle_t h = cpu_handle_tiles(4, 4096);
     compact_check_type(h, &host_memory, type, test_max_n(1u << 20), &rng);
     /* With random delays, the look-back's outcomes all occur under compaction too. */
-    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 100));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 100));
     const compact_case by_key = {COMPACT_REDUCE_BY_KEY, type, DLSCAN_FLOAT64, DLSCAN_SUM, DLSCAN_LESS,
                                  PATTERN_RUNS_RANDOM, 4096, 40 * 4096 + 3, 1};
     compact_check_case(h, &host_memory, &by_key, &rng);

@@ -1,11 +1,12 @@
 /*
- * sanitize_gpu.c: the gpu suite's kernel coverage as one plain program, for
+ * sanitize_gpu.c: the GPU suites' kernel coverage as one plain program, for
  * compute-sanitizer (memcheck, racecheck; tools/gpu-check's sanitizer step). Criterion runs
  * each test in a sandboxed child process that the sanitizer does not follow, so this drives
  * the same shared checks (scan_check.c, compact_check.c) in a single process: every type
- * and operator and every compaction call through both kinds of kernel (the persistent ones
- * forced at any size: DLSCAN_OPTION_PERSISTENT = 2), scans also with the default choice (the
- * few-tiles kernel for small inputs), bad input. Sizes up to
+ * and operator and every compaction call, then bad input. Built twice: sanitize_gpu on the
+ * release library, with the default choice of kernel (few tiles one block each, more
+ * persistent) and one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING),
+ * with the persistent kernels forced at any size and pauses inside tiles. Sizes up to
  * DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "compact_check.h"
 #include "gpu_memory.h"
 #include "scan_check.h"
+#include "testing.h"
 
 int test_expect_failures;
 
@@ -31,35 +33,38 @@ int main(void)
     uint64_t rng = test_seed();
     const size_t max_n = test_max_n(1u << 18);
     static const char *const names[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
+#ifdef DLSCAN_TESTING
+    static const int choices[] = {DLSCAN_TESTING_PERSISTENT_ALWAYS};
+    static const char *const kernels[] = {"persistent"};
+    const int pauses = 1;
+#else
+    static const int choices[] = {1, 0};
+    static const char *const kernels[] = {"default-choice", "one-block-per-tile"};
+    const int pauses = 0;
+#endif
+    const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 5 + 2);
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
-        /* 2: persistent at any size; 1 (default): few tiles one block each, more persistent */
-        static const char *const kernels[] = {"one-block-per-tile", "few-tiles and persistent", "persistent"};
-        for (int persistent = 2; persistent >= 0; --persistent) {
-            const int before = test_expect_failures;
-            CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + pauses + 1);
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
+        for (int k = 0; k < count; ++k) {
+            CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
+            int before = test_expect_failures;
             scan_check_type(h, &m, (dlscan_type)type, max_n, &rng);
             printf("%s %d - scan %s, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
-                   ++step, names[type], kernels[persistent]);
-            fflush(stdout);
-        }
-        for (int persistent = 2; persistent >= 0; persistent -= 2) {
-            const int before = test_expect_failures;
-            CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent) == DLSCAN_SUCCESS, "option");
+                   ++step, names[type], kernels[k]);
+            before = test_expect_failures;
             compact_check_type(h, &m, (dlscan_type)type, max_n, &rng);
             printf("%s %d - compaction %s, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
-                   ++step, names[type], persistent ? "persistent" : "one-block-per-tile");
+                   ++step, names[type], kernels[k]);
             fflush(stdout);
         }
-    }
     /* Pauses inside tiles: look-backs fold long windows (reduce-by-key's operator does not
      * commute). */
-    {
+    if (pauses) {
         const int before = test_expect_failures;
-        CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 10) == DLSCAN_SUCCESS, "option");
+        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 10) == DLSCAN_SUCCESS, "option");
         compact_check_type(h, &m, DLSCAN_INT32, max_n, &rng);
-        CHECK(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
+        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
         printf("%s %d - compaction with pauses in tiles\n", test_expect_failures == before ? "ok" : "not ok",
                ++step);
     }

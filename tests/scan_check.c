@@ -314,7 +314,7 @@ void scan_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign
     }
     EXPECT_REFUSED(dlscan_set_option(h, (dlscan_option)77, 1), DLSCAN_ERROR_INVALID_ARGUMENT);
     EXPECT_REFUSED(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, 2), DLSCAN_ERROR_INVALID_ARGUMENT);
-    EXPECT_REFUSED(dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, 0), DLSCAN_ERROR_INVALID_ARGUMENT);
+    EXPECT_REFUSED(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, 3), DLSCAN_ERROR_INVALID_ARGUMENT);
     EXPECT_REFUSED(dlscan_tile_items(h, DLSCAN_INT32, NULL), DLSCAN_ERROR_INVALID_ARGUMENT);
     EXPECT_REFUSED(dlscan_get_lookback_stats(h, NULL), DLSCAN_ERROR_INVALID_ARGUMENT);
 

@@ -1,7 +1,9 @@
 /*
- * test_gpu.c: the `gpu` suite: the one-kernel scan on the GPU against the sequential CPU
- * reference. Every test is skipped, saying so, where no CUDA device exists.
- * DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
+ * test_gpu.c: the `gpu` suite: the release library's kernels, the ones users get, against
+ * the sequential CPU reference: every type, operator and compaction call, edge and large
+ * sizes, both kernel choices, graphs, alignment, bad input. test_probe.c drives the protocol's
+ * rare paths through the testing build. Every test is skipped, saying so, where no CUDA
+ * device exists. DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -10,39 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlscan.h"
-#include "lookback.h"
 #include "compact_check.h"
+#include "dlscan.h"
 #include "gpu_memory.h"
+#include "gpu_suite.h"
 #include "scan_check.h"
 
 /* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
 int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigned long long nanoseconds);
-
-/* The parameters of the tests that run once per element type. */
-static dlscan_type every_type[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
-                                   DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-#define EVERY_TYPE cr_make_param_array(dlscan_type, every_type, sizeof every_type / sizeof every_type[0])
-
-/* A handle on the current device and a non-blocking stream, or a skipped test. */
-static dlscan_handle_t gpu_handle(cudaStream_t *stream)
-{
-    dlscan_handle_t h = NULL;
-    const dlscan_status status = dlscan_create(&h);
-    if (status == DLSCAN_ERROR_NO_DEVICE)
-        cr_skip_test("no CUDA device here: the gpu suite needs one (%s)",
-                     dlscan_status_string(status));
-    cr_assert_eq(status, DLSCAN_SUCCESS, "%s", dlscan_status_string(status));
-    CUDA_OK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-    return h;
-}
-
-static void gpu_done(dlscan_handle_t h, cudaStream_t stream)
-{
-    CUDA_OK(cudaStreamSynchronize(stream));
-    CUDA_OK(cudaStreamDestroy(stream));
-    dlscan_destroy(h);
-}
 
 ParameterizedTestParameters(gpu, every_operator_and_size)
 {
@@ -51,10 +28,7 @@ ParameterizedTestParameters(gpu, every_operator_and_size)
 
 ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 240)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
+    GPU_TEST_BEGIN(h, m, stream, rng);
     scan_check_type(h, &m, *type, test_max_n(1u << 24), &rng);
     for (int det = 0; det <= 1 && (*type == DLSCAN_FLOAT32 || *type == DLSCAN_FLOAT64); ++det) {
         cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, det), DLSCAN_SUCCESS);
@@ -65,15 +39,13 @@ ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 24
     gpu_done(h, stream);
 }
 
-/* The one-block-per-tile kernel (what GPUs before sm_90 run) and the persistent one, each
- * forced at every edge size. */
+/* The one-block-per-tile kernel (what GPUs before sm_90 run) and the default choice (few
+ * tiles one block each, more persistent) at every edge size; the probe suite forces the
+ * persistent kernel at every size too. */
 Test(gpu, both_scan_kernels_at_every_size, .timeout = 240)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
-    for (int persistent = 0; persistent <= 2; persistent += 2) {
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    for (int persistent = 0; persistent <= 1; ++persistent) {
         cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
         scan_check_type(h, &m, DLSCAN_INT32, test_max_n(1u << 22), &rng);
         scan_check_type(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 22), &rng);
@@ -89,10 +61,7 @@ ParameterizedTestParameters(gpu, large_random_sizes)
 
 ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
+    GPU_TEST_BEGIN(h, m, stream, rng);
     const size_t max_n = test_max_n((*type == DLSCAN_INT32 || *type == DLSCAN_UINT32 ||
                                      *type == DLSCAN_FLOAT32) ? 1u << 28 : 1u << 27);
     for (int i = 0; i < 3; ++i) {
@@ -106,8 +75,8 @@ ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
 /* Every compaction call (select_flagged, select_if with each predicate, unique, run-length
  * encode, reduce-by-key) on items of every type: keep ratios 0, 1, 50, 99 and 100%, runs of
  * 1, of a tile and of several tiles, tile-edge and random sizes up to 2^22, in place and
- * not, through the persistent kernels (forced at every size) and the one-block-per-tile
- * ones. */
+ * not, with the default choice of kernel (persistent for the larger sizes) and the
+ * one-block-per-tile ones; the probe suite forces the persistent kernels at every size. */
 ParameterizedTestParameters(gpu, compaction)
 {
     return EVERY_TYPE;
@@ -115,11 +84,8 @@ ParameterizedTestParameters(gpu, compaction)
 
 ParameterizedTest(dlscan_type *type, gpu, compaction, .timeout = 240)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
-    for (int persistent = 2; persistent >= 0; persistent -= 2) {
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    for (int persistent = 1; persistent >= 0; --persistent) {
         cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
         compact_check_type(h, &m, *type, test_max_n(1u << 22), &rng);
     }
@@ -129,10 +95,7 @@ ParameterizedTest(dlscan_type *type, gpu, compaction, .timeout = 240)
 /* Stale descriptors: one handle, n shrinking and growing, types changing. */
 Test(gpu, repeated_calls_with_changing_n, .timeout = 180)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
+    GPU_TEST_BEGIN(h, m, stream, rng);
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_INT32, &tile);
     const size_t sizes[] = {3000 * tile + 3, 3, 5 * tile, 3000 * tile + 3, 1, 6000 * tile - 1,
@@ -187,45 +150,11 @@ Test(gpu, two_handles_on_two_streams_at_once, .timeout = 180)
     gpu_done(h2, s2);
 }
 
-/* The three outcomes of a look-back (wait on X, fold A, stop at P) all occur. Both kernels
- * run: the persistent one publishes aggregates so early that it seldom meets an X. */
-Test(gpu, every_lookback_outcome_occurs, .timeout = 180)
-{
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_SUCCESS);
-    const size_t n = test_max_n(1u << 26);
-    size_t tile = 0;
-    dlscan_tile_items(h, DLSCAN_FLOAT32, &tile);
-    for (int run = 0; run < 4; ++run) {
-        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, run / 2), DLSCAN_SUCCESS);
-        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, run % 2), DLSCAN_SUCCESS);
-        const scan_case c = {run % 2 ? DLSCAN_FLOAT32 : DLSCAN_INT32, DLSCAN_SUM, 0, 0, 0, n,
-                             TEST_VALUES_UNIFORM};
-        scan_check_case(h, &m, &c, &rng);
-    }
-    dlscan_lookback_stats stats;
-    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
-    cr_log_info("lookbacks %llu, waits on X %llu, aggregates folded %llu, stops at P %llu, "
-                "windows slid %llu, waits for P %llu",
-                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.stops_at_p,
-                stats.windows_slid, stats.waits_for_p);
-    const unsigned long long tiles = (n + tile - 1) / tile;
-    cr_assert_eq(stats.lookbacks, 4 * (tiles - 1), "every tile but tile 0 looks back");
-    cr_assert_gt(stats.waits_on_x, 0, "no look-back waited on X");
-    cr_assert_gt(stats.aggregates_folded, 0, "no look-back folded an A");
-    cr_assert_gt(stats.stops_at_p, 0, "no look-back stopped at P");
-    cr_assert_eq(stats.stops_at_p + stats.waits_for_p, stats.lookbacks, "every look-back ends at a P");
-    gpu_done(h, stream);
-}
-
 /*
  * Float sums are bitwise identical from run to run with DLSCAN_OPTION_DETERMINISTIC = 1
  * (off by default): 50 runs at 2^26 float32 (20 at float64) of mixed magnitudes, alternating between
- * two handles (the second with its tile counter starting just below 2^32 and another epoch),
- * each while a kernel on another stream occupies part of the GPU for a random while. Then,
+ * two handles, each while a kernel on another stream occupies part of the GPU for a random
+ * while. Then,
  * with the tree fold (DETERMINISTIC = 0), runs must differ, which shows the test can fail.
  */
 Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
@@ -233,8 +162,6 @@ Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
     uint64_t rng = test_seed();
     cudaStream_t stream, other;
     dlscan_handle_t h1 = gpu_handle(&stream), h2 = gpu_handle(&other);
-    cr_assert_eq(dlscan_set_option(h2, DLSCAN_OPTION_TEST_TICKET_BASE, 0xffffff00ll), DLSCAN_SUCCESS);
-    cr_assert_eq(dlscan_set_option(h2, DLSCAN_OPTION_TEST_EPOCH, 12345), DLSCAN_SUCCESS);
     WITH_MEMORY(m, stream);
     const size_t n = test_max_n(1u << 26);
     for (int type = DLSCAN_FLOAT32; type <= DLSCAN_FLOAT64; ++type) {
@@ -281,66 +208,6 @@ Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
     }
     gpu_done(h1, stream);
     gpu_done(h2, other);
-}
-
-/* With pauses inside tiles (DLSCAN_OPTION_TEST_DELAY_US) look-backs fold many aggregates at
- * once; operators that do not commute (reduce-by-key's segmented one) must still fold them in
- * order. Both scan kernels, and the run-carrying compactions with every value type and op. */
-Test(gpu, delayed_tiles_fold_long_windows_in_order, .timeout = 240)
-{
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_DELAY_US, 30), DLSCAN_SUCCESS);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_SUCCESS);
-    const size_t n = test_max_n(3u << 19) + 7;
-    for (int persistent = 0; persistent <= 1; ++persistent) {
-        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
-        for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type) {
-            const scan_case c = {(dlscan_type)type, (dlscan_op)(type % 3), type % 2, 1, 0, n,
-                                 TEST_VALUES_UNIFORM};
-            scan_check_case(h, &m, &c, &rng);
-        }
-    }
-    static const dlscan_type values[] = {DLSCAN_INT32, DLSCAN_UINT32, DLSCAN_INT64,
-                                         DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-    for (int v = 0; v < 6; ++v)
-        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
-            const compact_case by_key = {COMPACT_REDUCE_BY_KEY, v % 2 ? DLSCAN_INT64 : DLSCAN_INT32,
-                                         values[v], (dlscan_op)op, DLSCAN_LESS,
-                                         op == 1 ? PATTERN_RUNS_RANDOM : PATTERN_RUNS_OF_TILES, 4096,
-                                         n / 2 + (size_t)v, v % 2};
-            compact_check_case(h, &m, &by_key, &rng);
-        }
-    const compact_case runs = {COMPACT_RUN_LENGTH, DLSCAN_FLOAT32, DLSCAN_FLOAT32, DLSCAN_SUM,
-                               DLSCAN_LESS, PATTERN_RUNS_OF_TILES, 4096, n, 0};
-    compact_check_case(h, &m, &runs, &rng);
-    dlscan_lookback_stats stats;
-    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
-    cr_log_info("lookbacks %llu, waits on X %llu, aggregates folded %llu, windows slid %llu",
-                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.windows_slid);
-    cr_assert_gt(stats.aggregates_folded, 2 * stats.lookbacks,
-                 "the pauses should make look-backs fold several aggregates each");
-    gpu_done(h, stream);
-}
-
-/* The epoch lives in device memory and wraps from 2^30 - 1 to 1; the tile counter starts
- * 16 tickets below 2^32, so it wraps within each call. */
-Test(gpu, epoch_wraps_around, .timeout = 180)
-{
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_EPOCH, DL_EPOCH_LAST - 1), DLSCAN_SUCCESS);
-    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_TEST_TICKET_BASE, 0xfffffff0ll), DLSCAN_SUCCESS);
-    const size_t sizes[] = {1u << 20, 1u << 18, (1u << 20) + 1, 9};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
-        const scan_case c = {DLSCAN_UINT64, DLSCAN_SUM, 1, 1, 0, sizes[i], TEST_VALUES_UNIFORM};
-        scan_check_case(h, &m, &c, &rng);
-    }
-    gpu_done(h, stream);
 }
 
 /* A captured call replays correctly: the epoch and counter live in device memory. */
@@ -397,10 +264,7 @@ Test(gpu, graph_replays_scan_fresh_data, .timeout = 180)
 /* Pointers aligned to their element but not to 16 bytes take element-wide accesses. */
 Test(gpu, pointers_off_the_vector_alignment, .timeout = 180)
 {
-    uint64_t rng = test_seed();
-    cudaStream_t stream;
-    dlscan_handle_t h = gpu_handle(&stream);
-    WITH_MEMORY(m, stream);
+    GPU_TEST_BEGIN(h, m, stream, rng);
     size_t tile = 0;
     dlscan_tile_items(h, DLSCAN_FLOAT32, &tile);
     const size_t n = 37 * tile + 3;

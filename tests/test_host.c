@@ -1,13 +1,15 @@
 /*
  * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
- * the descriptor format and the protocol's decisions (device/lookback.h, compiled here by
- * the C compiler), and handle creation where there may be no device.
+ * the descriptor format and the protocol's decisions (device/protocol.h, compiled here by
+ * the C compiler), handle creation where there may be no device, and the release library's
+ * refusal of what only the testing build takes.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "dlscan.h"
-#include "lookback.h"
+#include "protocol.h"
+#include "testing.h"
 
 static const dlscan_status all_statuses[] = {
 #define STATUS_ENTRY(name, number, message) name,
@@ -62,6 +64,46 @@ Test(host, create_reports_no_device_or_succeeds)
     } else {
         cr_assert_null(h);
     }
+    dlscan_destroy(h);
+}
+
+/* The release library (this suite links it) counts nothing and takes no testing option: each
+ * is refused with its status, and the handle's options stay as they were. */
+Test(host, release_library_refuses_the_testing_options)
+{
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_ERROR_NOT_SUPPORTED);
+    cr_assert(strstr(dlscan_last_error(h), "testing build") != NULL, "%s", dlscan_last_error(h));
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 0), DLSCAN_SUCCESS);
+    const dlscan_option testing[] = {DLSCAN_TESTING_OPTION_DELAY_US, DLSCAN_TESTING_OPTION_EPOCH,
+                                     DLSCAN_TESTING_OPTION_TICKET_BASE};
+    for (int i = 0; i < 3; ++i) {
+        long long value = -1;
+        cr_assert_eq(dlscan_set_option(h, testing[i], 1), DLSCAN_ERROR_NOT_SUPPORTED);
+        cr_assert(strstr(dlscan_last_error(h), "testing option") != NULL, "%s", dlscan_last_error(h));
+        cr_assert_eq(dlscan_get_option(h, testing[i], &value), DLSCAN_ERROR_NOT_SUPPORTED);
+        cr_assert_eq(value, -1);
+    }
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, DLSCAN_TESTING_PERSISTENT_ALWAYS),
+                 DLSCAN_ERROR_INVALID_ARGUMENT);
+    long long value = -1;
+    cr_assert_eq(dlscan_get_option(h, DLSCAN_OPTION_PERSISTENT, &value), DLSCAN_SUCCESS);
+    cr_assert_eq(value, 1);
+    /* 63 tiles look back, and nothing counts them. */
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_CPU_TILE_ITEMS, 16), DLSCAN_SUCCESS);
+    int32_t items[1000];
+    for (int i = 0; i < 1000; ++i)
+        items[i] = i;
+    cr_assert_eq(dlscan_inclusive_scan(h, items, items, 1000, DLSCAN_INT32, DLSCAN_SUM, NULL),
+                 DLSCAN_SUCCESS);
+    cr_assert_eq(items[999], 999 * 1000 / 2);
+    dlscan_lookback_stats stats;
+    memset(&stats, 0xff, sizeof stats);
+    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
+    cr_assert_eq(stats.lookbacks + stats.waits_on_x + stats.aggregates_folded + stats.stops_at_p +
+                     stats.windows_slid + stats.waits_for_p,
+                 0);
     dlscan_destroy(h);
 }
 

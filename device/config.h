@@ -1,0 +1,69 @@
+/*
+ * config.h: the settled constants of the kernels and the look-back, in one place, with the
+ * invariants between them as static_asserts. Plain C: the host layer, the CPU backend and
+ * the CUDA kernels include it. bench/NOTES.md says what each value won against (the topic
+ * named beside it); none of them is a build-time knob.
+ */
+#ifndef DLSCAN_CONFIG_H
+#define DLSCAN_CONFIG_H
+
+#include <assert.h>
+
+/* ---- The scan's tile (bench/NOTES.md, "Tile shape") ----
+ * 256 threads, each with ROWS 16-byte rows of items in registers: 8192 32-bit items or 4096
+ * 64-bit items per tile. */
+#define DL_SCAN_THREADS 256
+#define DL_SCAN_ROWS_4B 8
+#define DL_SCAN_ROWS_8B 8
+#define DL_SCAN_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SCAN_ROWS_4B)
+#define DL_SCAN_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SCAN_ROWS_8B)
+
+/* ---- The persistent kernels (bench/NOTES.md, "Persistent kernel and the ring") ----
+ * Blocks per SM, the deepest ring of shared-memory stages (ring.cuh may choose fewer), the
+ * reducer warp's independent accumulators per lane ("Reducer chains"). */
+#define DL_SCAN_BLOCKS_PER_SM 2
+#define DL_SCAN_STAGES 3
+#define DL_SCAN_REDUCE_CHAINS 4
+#define DL_SM_SHARED_BYTES (228 * 1024) /* Hopper's shared memory per SM */
+#define DL_RING_OTHER_BYTES (6 * 1024)  /* a block's own variables and the system's reservation */
+
+/* ---- The look-back (bench/NOTES.md, "Look-back windows", "Back-off") ----
+ * One warp reads a window of 32 lanes x slots predecessors. The persistent scan's tree fold
+ * watches one slot per lane; the left fold, the other kernels and the CPU two. The
+ * deterministic left fold buffers DL_FOLD_WINDOWS windows before it waits for a P. A window
+ * holding X is read again after a doubling sleep. */
+#define DL_WINDOW_LANES 32
+#define DL_SLOTS_PER_LANE 2
+#define DL_PERSISTENT_SLOTS_PER_LANE 1
+#define DL_WINDOW (DL_WINDOW_LANES * DL_SLOTS_PER_LANE) /* the widest window */
+#define DL_FOLD_WINDOWS 2
+#define DL_BACKOFF_FIRST_NS 32u
+#define DL_BACKOFF_LAST_NS 512u
+
+/* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
+ * 256 threads of 16 consecutive items. */
+#define DL_COMPACT_THREADS 256
+#define DL_COMPACT_ITEMS 16
+#define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
+
+/* ---- Descriptor storage ----
+ * A scan reserves descriptors for tiles of its type's DL_SCAN_TILE_ITEMS_*; a compaction for
+ * tiles of DL_COMPACT_TILE items, the smallest tile of any compaction kernel: its persistent
+ * kernels take the scan's tiles, which must not be smaller, or they would draw more tiles
+ * than the storage holds. */
+static_assert(DL_SCAN_TILE_ITEMS_4B >= DL_COMPACT_TILE && DL_SCAN_TILE_ITEMS_8B >= DL_COMPACT_TILE,
+              "persistent compaction's tiles (the scan's) hold at least DL_COMPACT_TILE items");
+static_assert(DL_PERSISTENT_SLOTS_PER_LANE >= 1 && DL_PERSISTENT_SLOTS_PER_LANE <= DL_SLOTS_PER_LANE,
+              "the fold buffer holds windows of DL_WINDOW");
+
+/* ---- The test probe (probe.cuh) ----
+ * 1 in the testing build of the library (compiled with DLSCAN_TESTING, not installed): its
+ * kernels and CPU workers pause inside tiles, count look-back events and start the tile
+ * counter where a test puts it. 0 in the release library, where those hooks compile away. */
+#ifdef DLSCAN_TESTING
+#define DL_PROBING 1
+#else
+#define DL_PROBING 0
+#endif
+
+#endif /* DLSCAN_CONFIG_H */
