@@ -92,9 +92,15 @@ template <bool MAX, typename T> __device__ __forceinline__ T dl_redux(T v)
 #endif
 }
 
+/* The sum's identity: 0, and for floats -0.0 (-0.0 + x is x for every x, -0.0 included,
+ * where +0.0 + -0.0 is +0.0). */
+template <typename T> __device__ __forceinline__ T dl_sum_identity() { return T(0); }
+template <> __device__ __forceinline__ float dl_sum_identity<float>() { return -0.0f; }
+template <> __device__ __forceinline__ double dl_sum_identity<double>() { return -0.0; }
+
 /* Each operator combines (earlier, later). */
 template <typename T> struct dl_sum {
-    __device__ static T identity() { return T(0); }
+    __device__ static T identity() { return dl_sum_identity<T>(); }
     __device__ T operator()(T a, T b) const { return a + b; }
 };
 template <typename T> struct dl_min {

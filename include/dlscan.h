@@ -86,8 +86,9 @@ typedef enum dlscan_type {
     DLSCAN_FLOAT64 = 5
 } dlscan_type;
 
-/* Operators, with their identities: sum 0; min the type's largest value (+inf for
- * floats); max the type's smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
+/* Operators, with their identities: sum 0 (-0.0 for floats, so that a sum of -0.0 items is
+ * -0.0, as a left fold gives); min the type's largest value (+inf for floats); max the type's
+ * smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
  * and max(a, b) is `a < b ? b : a`, with a the earlier item, except that for floats either
  * of two equal zeros, +0 or -0, may come out (float32 uses C's fminf and fmaxf); with NaNs
  * in the input the result of min and max is unspecified. */
@@ -243,11 +244,16 @@ typedef enum dlscan_option {
      * the look-back stopped at. 0 (default on GPU handles): the look-back folds each window
      * as a tree, and the last bits of float sums may differ between runs. What 1 costs on an
      * H100 is in bench/NOTES.md ("Deterministic left fold"). CPU handles always fold left to
-     * right. Other types and operators are
-     * exact either way. What is not fixed: results on another GPU model or build, or with
-     * another tile configuration, can differ in the last bits. Against a float64 scan of the
-     * same data a float sum differs by rounding only: at most about
-     * (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first order). */
+     * right. Other types and operators are exact either way. What is not fixed: results on
+     * another GPU model or build, or with another tile configuration, can differ in the last
+     * bits. Against a float64 scan of the same data a float sum differs by rounding only, at
+     * most about (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first
+     * order), as long as no partial sum overflows. Either way the items are not added in the
+     * order of a sequential loop: each tile is reduced as a tree (on CPU handles, in 8 lanes
+     * first), so where a loop's running sum stays finite only because large items of opposite
+     * signs cancel, a partial sum of a few of them can overflow to +-inf, and the result be inf
+     * or NaN where the loop's is finite. Keep sums of any few items inside the type's range
+     * (below about 1.7e38 for float32), or scan in float64. */
     DLSCAN_OPTION_DETERMINISTIC = 1,
     /* 1: count look-back events, read with dlscan_get_lookback_stats(). Default 0. Counting
      * is a test probe: only the testing build of the library (libdlscan_testing.a, built

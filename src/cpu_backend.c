@@ -247,9 +247,14 @@ static dlscan_status dl_cpu_reset_stats(dlscan_handle_t h)
     return DLSCAN_SUCCESS;
 }
 
+/* Clears the descriptors too: those of an earlier call that used `epoch` must not pass for
+ * the next call's. */
 static dlscan_status dl_cpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
 {
-    atomic_store_explicit(&dl_cpu(h)->epoch, epoch, memory_order_relaxed);
+    dl_cpu_state *s = dl_cpu(h);
+    for (size_t i = 0; i < s->descriptor_words; ++i)
+        atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&s->epoch, epoch, memory_order_relaxed);
     return DLSCAN_SUCCESS;
 }
 

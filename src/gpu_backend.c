@@ -291,9 +291,18 @@ static dlscan_status dl_gpu_update_control(dlscan_handle_t h, long long base, lo
 
 static dlscan_status dl_gpu_set_probe(dlscan_handle_t h) { return dl_gpu_update_control(h, -1, -1); }
 
+/* Clears the descriptors too: those of an earlier call that used `epoch` must not pass for
+ * the next call's. */
 static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
 {
-    return dl_gpu_update_control(h, -1, epoch);
+    dl_gpu_state *s = dl_gpu(h);
+    const dlscan_status status = dl_gpu_update_control(h, -1, epoch);
+    if (status != DLSCAN_SUCCESS || !s->descriptor_words)
+        return status;
+    cudaError_t error = cudaMemset(s->descriptors, 0, s->descriptor_words * sizeof *s->descriptors);
+    if (error == cudaSuccess)
+        error = cudaDeviceSynchronize(); /* before work on any stream, blocking or not */
+    return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "clearing the descriptors");
 }
 
 /* Moves the tile counter and its base together. */

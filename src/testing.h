@@ -18,7 +18,8 @@
  * handle's device. */
 #define DLSCAN_TESTING_OPTION_DELAY_US ((dlscan_option)3)
 /* Sets the epoch (1 .. 2^30 - 1) that the next call uses, so that tests can reach the epoch's
- * wrap-around. Synchronizes a GPU handle's device. */
+ * wrap-around, and clears the descriptors, which earlier calls may have left with that epoch.
+ * Synchronizes a GPU handle's device. */
 #define DLSCAN_TESTING_OPTION_EPOCH ((dlscan_option)4)
 /* The value (0 .. 2^32 - 1) where the tile counter starts each call, for example just below
  * 2^32 so that it wraps around within a call. Tile indices are counted from it. Synchronizes

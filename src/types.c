@@ -48,8 +48,9 @@ static uint64_t double_bits(double d)
 
 uint64_t dl_identity_bits(dlscan_type type, dlscan_op op)
 {
-    if (op == DLSCAN_SUM)
-        return 0; /* 0, 0u, +0.0f and +0.0 are all zero bits */
+    if (op == DLSCAN_SUM) /* 0 for integers; -0.0 for floats, since -0.0 + x is x for every x,
+                             -0.0 included, where +0.0 + -0.0 is +0.0 */
+        return type == DLSCAN_FLOAT32 ? float_bits(-0.0f) : type == DLSCAN_FLOAT64 ? double_bits(-0.0) : 0;
     const int lowest = op == DLSCAN_MAX; /* max starts from the lowest value, min from the highest */
     switch (type) {
     case DLSCAN_INT32: return (uint32_t)(lowest ? INT32_MIN : INT32_MAX);

@@ -166,6 +166,29 @@ void cpu_epoch_wraps_around(void)
     dlscan_destroy(h);
 }
 
+/* Setting the epoch to one a call has just used clears the descriptors: none that call left
+ * can pass for this call's (20 rounds, pauses inside tiles). */
+void cpu_setting_a_used_epoch_again(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 16);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 20));
+    for (int round = 0; round < 20; ++round) {
+        CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_EPOCH, 7));
+        const scan_case c = {DLSCAN_INT32, DLSCAN_SUM, round % 2, 0, 0, 16 * 40 + (size_t)round,
+                             TEST_VALUES_UNIFORM};
+        scan_check_case(h, &host_memory, &c, &rng);
+    }
+    dlscan_destroy(h);
+}
+
+void cpu_float_sums_keep_signed_zeros(void)
+{
+    dlscan_handle_t h = cpu_handle_tiles(4, 64);
+    scan_check_signed_zeros(h, &host_memory);
+    dlscan_destroy(h);
+}
+
 void cpu_float_sums_are_the_same_for_any_thread_count(void)
 {
     uint64_t rng = test_seed();

@@ -20,6 +20,10 @@ void cpu_long_runs_of_aggregates_wait_for_a_prefix(void);
 void cpu_repeated_calls_with_changing_n(void);
 /* The epoch wraps from 2^30 - 1 to 1, and the tile counter wraps around 2^32. */
 void cpu_epoch_wraps_around(void);
+/* The testing epoch set to one the last call used: that call's descriptors are cleared. */
+void cpu_setting_a_used_epoch_again(void);
+/* Float sums of -0.0 items are -0.0 (scan_check_signed_zeros). */
+void cpu_float_sums_keep_signed_zeros(void);
 /* Float sums are bitwise the same for 1 and 16 threads, run after run. */
 void cpu_float_sums_are_the_same_for_any_thread_count(void);
 /* The five compaction calls on items of `type`, every pattern, in place and not. */

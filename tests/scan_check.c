@@ -345,3 +345,50 @@ void scan_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign
     m->release(d_in, m->context);
     m->release(d_out, m->context);
 }
+
+void scan_check_signed_zeros(dlscan_handle_t h, const test_memory *m)
+{
+    for (int type = DLSCAN_FLOAT32; type <= DLSCAN_FLOAT64; ++type) {
+        const size_t size = type_size((dlscan_type)type);
+        size_t tile = 0;
+        CHECK(dlscan_tile_items(h, (dlscan_type)type, &tile) == DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        const size_t n = 3 * tile + 5;
+        unsigned char *zeros = malloc(n * size), *out = malloc(n * size);
+        CHECK(zeros && out, "host allocation failed");
+        for (size_t i = 0; i < n; ++i) {
+            if (type == DLSCAN_FLOAT32)
+                ((float *)zeros)[i] = -0.0f;
+            else
+                ((double *)zeros)[i] = -0.0;
+        }
+        void *d_in = m->alloc(n * size, m->context), *d_out = m->alloc(n * size, m->context);
+        void *d_keys = m->alloc(n * size, m->context);
+        size_t *d_count = m->alloc(sizeof(size_t), m->context);
+        CHECK(d_in && d_out && d_keys && d_count, "allocation failed");
+        m->upload(d_in, zeros, n * size, m->context);
+        /* Inclusive and exclusive (no init: the identity, -0.0) sums, and one run of equal
+         * keys across the tiles, reduced by key: -0.0 everywhere, bit for bit. */
+        for (int call = 0; call < 3; ++call) {
+            m->fill(d_out, POISON_BYTE, n * size, m->context);
+            const dlscan_status status =
+                call == 0 ? dlscan_inclusive_scan(h, d_in, d_out, n, (dlscan_type)type, DLSCAN_SUM, m->stream)
+                : call == 1
+                    ? dlscan_exclusive_scan(h, d_in, d_out, n, (dlscan_type)type, DLSCAN_SUM, NULL, m->stream)
+                    : dlscan_reduce_by_key(h, d_in, d_in, d_keys, d_out, d_count, n, (dlscan_type)type,
+                                           (dlscan_type)type, DLSCAN_SUM, m->stream);
+            CHECK(status == DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+            m->wait(m->context);
+            const size_t count = call == 2 ? 1 : n; /* reduce-by-key: one run, its sum */
+            m->download(out, d_out, count * size, m->context);
+            EXPECT(memcmp(out, zeros, count * size) == 0,
+                   "%s sum (%s) of -0.0 items does not give -0.0 bit for bit",
+                   type_names[type], call == 0 ? "inclusive" : call == 1 ? "exclusive" : "by key");
+        }
+        m->release(d_in, m->context);
+        m->release(d_out, m->context);
+        m->release(d_keys, m->context);
+        m->release(d_count, m->context);
+        free(zeros);
+        free(out);
+    }
+}

@@ -85,4 +85,8 @@ int scan_check_output(const scan_case *c, const void *in, const void *init, cons
  * memory the handle scans; `foreign` is a pointer of the wrong kind, or NULL. */
 void scan_check_bad_input(dlscan_handle_t h, const test_memory *memory, void *foreign);
 
+/* A float sum of -0.0 items is -0.0 bit for bit: inclusive, exclusive without init (the
+ * identity is -0.0) and reduced by key, over several tiles. */
+void scan_check_signed_zeros(dlscan_handle_t h, const test_memory *memory);
+
 #endif /* DLSCAN_SCAN_CHECK_H */

@@ -36,6 +36,10 @@ Test(cpu, repeated_calls_with_changing_n, .timeout = 600) { cpu_repeated_calls_w
 
 Test(cpu, epoch_wraps_around, .timeout = 600) { cpu_epoch_wraps_around(); }
 
+Test(cpu, setting_a_used_epoch_again, .timeout = 600) { cpu_setting_a_used_epoch_again(); }
+
+Test(cpu, float_sums_keep_signed_zeros, .timeout = 600) { cpu_float_sums_keep_signed_zeros(); }
+
 Test(cpu, float_sums_are_the_same_for_any_thread_count, .timeout = 600)
 {
     cpu_float_sums_are_the_same_for_any_thread_count();

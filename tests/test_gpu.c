@@ -210,6 +210,15 @@ Test(gpu, float_sums_are_bitwise_reproducible, .timeout = 240)
     gpu_done(h2, other);
 }
 
+/* A float sum of -0.0 items is -0.0 bit for bit (the identity of a float sum is -0.0). */
+Test(gpu, float_sums_keep_signed_zeros, .timeout = 120)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    (void)rng;
+    scan_check_signed_zeros(h, &m);
+    gpu_done(h, stream);
+}
+
 /* A captured call replays correctly: the epoch and counter live in device memory. */
 Test(gpu, graph_replays_scan_fresh_data, .timeout = 180)
 {

@@ -107,6 +107,27 @@ Test(host, release_library_refuses_the_testing_options)
     dlscan_destroy(h);
 }
 
+/* dlscan.h (DLSCAN_OPTION_DETERMINISTIC): float sums are not added in a loop's order, so large
+ * items of opposite signs may overflow a partial sum where a loop's running sum cancels; while
+ * sums of a few items stay in range, the result is the loop's up to rounding. The issue's case
+ * (+-3e38 twice in a 16-item tile) overflows; at +-1e38 every partial sum is finite. */
+Test(host, float_sums_of_large_items_that_cancel)
+{
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 4), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_CPU_TILE_ITEMS, 16), DLSCAN_SUCCESS);
+    float in[32] = {0}, out[32];
+    in[0] = in[8] = 1e38f;
+    in[1] = in[9] = -1e38f;
+    cr_assert_eq(dlscan_inclusive_scan(h, in, out, 32, DLSCAN_FLOAT32, DLSCAN_SUM, NULL), DLSCAN_SUCCESS);
+    float loop = 0.0f;
+    for (int i = 0; i < 32; ++i) {
+        loop += in[i];
+        cr_assert_eq(out[i], loop, "item %d: %g, a loop gives %g", i, out[i], loop);
+    }
+    dlscan_destroy(h);
+}
+
 Test(host, descriptor_words_round_trip)
 {
     const dl_word w = dl_word_make(12345, DL_STATUS_A, 0xdeadbeefu);

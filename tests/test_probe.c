@@ -114,3 +114,19 @@ Test(probe, epoch_wraps_around, .timeout = 180)
     }
     gpu_done(h, stream);
 }
+
+/* Setting the epoch to one a call has just used clears the descriptors: none that call left
+ * can pass for this call's (pauses inside tiles, both kernels). */
+Test(probe, setting_a_used_epoch_again, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 5), DLSCAN_SUCCESS);
+    for (int round = 0; round < 8; ++round) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, round % 2), DLSCAN_SUCCESS);
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_EPOCH, 7), DLSCAN_SUCCESS);
+        const scan_case c = {DLSCAN_INT32, DLSCAN_SUM, round % 2, 0, 0, (1u << 21) + (size_t)round,
+                             TEST_VALUES_UNIFORM};
+        scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}

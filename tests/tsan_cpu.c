@@ -35,6 +35,8 @@ int main(void)
         {"long_runs_of_aggregates_wait_for_a_prefix", cpu_long_runs_of_aggregates_wait_for_a_prefix},
         {"repeated_calls_with_changing_n", cpu_repeated_calls_with_changing_n},
         {"epoch_wraps_around", cpu_epoch_wraps_around},
+        {"setting_a_used_epoch_again", cpu_setting_a_used_epoch_again},
+        {"float_sums_keep_signed_zeros", cpu_float_sums_keep_signed_zeros},
         {"float_sums_are_the_same_for_any_thread_count", cpu_float_sums_are_the_same_for_any_thread_count},
         {"bad_input_is_refused_and_writes_nothing", cpu_bad_input_is_refused_and_writes_nothing},
         {"compaction", compaction},
