@@ -3,13 +3,17 @@
  * suite: round trips through files (every type, binary and text, inclusive and exclusive,
  * every operator, in small chunks so that the carry crosses chunk edges, --init, standard
  * input and output, in place) and every error case: the exit status, the one line on
- * stderr, and no output file (nor temporary file) left behind.
+ * stderr, and no output file (nor temporary file) left behind. Then what a hostile test
+ * found (issue 25): signals that leave temporary files, FIFOs, devices and symbolic links
+ * as OUT, read-only files, negative unsigned numbers after white space, long numbers; and
+ * Unix habits: IN and OUT left out, pipes written as the result is computed, --quiet, -V,
+ * one command's help, the man page.
  *
  * Scans run with --backend cpu, so no GPU is needed. DLSCAN_CLI names the program
  * (tests/meson.build sets it). Float inputs are small integers, so every sum is exact and
  * outputs are compared bit for bit with the reference below.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* mknod */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -23,8 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dlscan.h"
@@ -104,17 +111,20 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Temporary files of the command that are still in the work directory. */
-static int leftover_temporary_files(void)
+/* Temporary files of the command that are still in `dir`. */
+static int leftover_in(const char *dir)
 {
-    DIR *dir = opendir(work_dir);
+    DIR *d = opendir(dir);
     int count = 0;
-    for (struct dirent *e; dir && (e = readdir(dir));)
+    for (struct dirent *e; d && (e = readdir(d));)
         count += strstr(e->d_name, ".dlscan-") != NULL;
-    if (dir)
-        closedir(dir);
+    if (d)
+        closedir(d);
     return count;
 }
+
+/* ... in the work directory. */
+static int leftover_temporary_files(void) { return leftover_in(work_dir); }
 
 /* ---------------------------------------------------------------- running the command */
 
@@ -131,9 +141,19 @@ static void cli_run_free(cli_run *r)
     free(r->err);
 }
 
-/* Runs `dlscan args...` (args ends with NULL) with `input` (or nothing) on stdin, through
- * a pipe, so that its size is unknown to the command. */
-static cli_run run_cli_with_input(const void *input, size_t input_size, const char *const *args)
+/* A pipe whose ends the command does not inherit but as its standard streams. */
+static void make_pipe(int fds[2])
+{
+    cr_assert(pipe(fds) == 0);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+}
+
+/* Starts `dlscan args...` (args ends with NULL) with a pipe as stdin (*to_stdin: its write
+ * end) and the descriptors `out` and `err` as stdout and stderr. `sigpipe` is SIGPIPE's
+ * action in it (this test ignores SIGPIPE, and so would the command); it dumps no core. */
+static pid_t start_cli(const char *const *args, int *to_stdin, int out, int err,
+                       void (*sigpipe)(int))
 {
     const char *cli = getenv("DLSCAN_CLI");
     cr_assert(cli, "DLSCAN_CLI is not set (tests/meson.build sets it to the dlscan program)");
@@ -142,31 +162,44 @@ static cli_run run_cli_with_input(const void *input, size_t input_size, const ch
     while (args[argc - 1] && argc < 63)
         argv[argc] = args[argc - 1], ++argc;
     argv[argc] = NULL;
-
-    const char *out_path = in_work("stdout"), *err_path = in_work("stderr");
     int to_child[2];
-    cr_assert(pipe(to_child) == 0);
+    make_pipe(to_child);
     const pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
         dup2(to_child[0], STDIN_FILENO);
-        close(to_child[0]);
-        close(to_child[1]);
-        const int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(out, STDOUT_FILENO);
         dup2(err, STDERR_FILENO);
+        signal(SIGPIPE, sigpipe);
+        const struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
         execv(cli, (char *const *)argv);
         _exit(127);
     }
     close(to_child[0]);
+    *to_stdin = to_child[1];
+    return pid;
+}
+
+/* Runs `dlscan args...` (args ends with NULL) with `input` (or nothing) on stdin, through
+ * a pipe, so that its size is unknown to the command; stdout and stderr are files. */
+static cli_run run_cli_with_input(const void *input, size_t input_size, const char *const *args)
+{
+    const char *out_path = in_work("stdout"), *err_path = in_work("stderr");
+    const int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    cr_assert(out >= 0 && err >= 0);
+    int to_child;
+    const pid_t pid = start_cli(args, &to_child, out, err, SIG_IGN);
+    close(out);
+    close(err);
     for (size_t done = 0; input && done < input_size;) {
-        const ssize_t wrote = write(to_child[1], (const char *)input + done, input_size - done);
+        const ssize_t wrote = write(to_child, (const char *)input + done, input_size - done);
         if (wrote <= 0)
             break; /* the command stopped reading */
         done += (size_t)wrote;
     }
-    close(to_child[1]);
+    close(to_child);
     int wait_status;
     cr_assert(waitpid(pid, &wait_status, 0) == pid);
     cli_run r = {WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1, NULL, 0, NULL};
@@ -252,6 +285,10 @@ static value identity(dlscan_type type, dlscan_op op)
 {
     value v;
     memset(&v, 0, sizeof v);
+    if (op == DLSCAN_SUM && type == DLSCAN_FLOAT32)
+        v.f32 = -0.0f; /* dlscan.h: so that a sum of -0.0 items is -0.0 */
+    else if (op == DLSCAN_SUM && type == DLSCAN_FLOAT64)
+        v.f64 = -0.0;
     if (op == DLSCAN_SUM)
         return v;
     const int max = op == DLSCAN_MAX;
@@ -556,7 +593,16 @@ Test(cli, floats_in_text_read_back_exactly)
                         "--exclusive", "--init", "-1e30", "--format", "text", in_work("in.txt"),
                         "-");
     expect_success(&r);
-    cr_assert_str_eq(r.out, "-1.00000002e+30\n0.100000001\n0.100000001\n3.40282347e+38\n");
+    cr_assert_str_eq(r.out, "-1e+30\n0.1\n0.1\n3.4028235e+38\n");
+    cli_run_free(&r);
+
+    /* The fewest digits that read back the same value (not 0.10000000000000001). */
+    const char doubles[] = "0.1\n0.2\n1e-300\n";
+    write_file(in_work("in.txt"), doubles, sizeof doubles - 1);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "float64", "--op", "sum", "--format",
+                "text", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "0.1\n0.30000000000000004\n0.30000000000000004\n");
     cli_run_free(&r);
 }
 
@@ -569,6 +615,9 @@ Test(cli, default_backend_runs_on_the_gpu_or_says_it_uses_the_cpu)
     const int64_t expected[] = {4, -1, -1};
     cr_assert(r.out_size == sizeof expected && memcmp(r.out, expected, sizeof expected) == 0);
     cr_assert(r.err[0] == '\0' || strstr(r.err, "CPU backend"), "stderr: %s", r.err);
+    /* With no NVIDIA driver at all, not that the driver is too old. */
+    if (access("/proc/driver/nvidia/version", F_OK) != 0)
+        cr_assert(!strstr(r.err, "insufficient"), "stderr: %s", r.err);
     cli_run_free(&r);
 }
 
@@ -669,8 +718,6 @@ Test(cli, scan_usage_errors_write_nothing)
         {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--frob", "IN", "OUT"},
          "unknown option '--frob'"},
         {{"--backend", "cpu", "--op", "sum", "IN", "OUT", "--type"}, "--type needs a value"},
-        {{"--backend", "cpu", "--type", "int32", "--op", "sum"}, "missing IN and OUT"},
-        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN"}, "missing OUT"},
         {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN", "OUT", "third"},
          "unexpected argument 'third'"},
         {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--chunk-items", "0", "IN", "OUT"},
@@ -685,6 +732,10 @@ Test(cli, scan_usage_errors_write_nothing)
          "--init: 3000000000 is out of range for int32"},
         {{"--backend", "cpu", "--type", "uint32", "--op", "sum", "--init", "-1", "IN", "OUT"},
          "--init: -1 is out of range for uint32"},
+        {{"--backend", "cpu", "--type", "uint64", "--op", "sum", "--init", " -5", "IN", "OUT"},
+         "--init:  -5 is out of range for uint64"},
+        {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN", ""},
+         "the output path is empty"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         const char *args[16] = {"scan"};
@@ -781,6 +832,8 @@ Test(cli, bad_text_names_the_line)
         {"int64", "9223372036854775808\n", "line 1: 9223372036854775808 is out of range for int64"},
         {"uint64", "18446744073709551616\n", "line 1: 18446744073709551616 is out of range for uint64"},
         {"uint64", "-5\n", "line 1: -5 is out of range for uint64"},
+        {"uint64", "\v-5\n1\n", "line 1: ?-5 is out of range for uint64"},
+        {"uint32", "1\n\f-1\n", "line 2: ?-1 is out of range for uint32"},
         {"float32", "1\n1e39\n", "line 2: 1e39 is out of range for float32"},
         {"float64", "-1e309\n", "line 1: -1e309 is out of range for float64"},
     };
@@ -831,5 +884,376 @@ Test(cli, gpu_backend_without_a_gpu_fails_with_status_2)
         expect_error(&r, 2, "--backend gpu: no usable GPU");
         cr_assert(!file_exists(in_work("out.bin")));
     }
+    cli_run_free(&r);
+}
+
+/* ---------------------------------------------------------------- numbers of any length */
+
+Test(cli, long_numbers_are_numbers)
+{
+    char text[512], init[512];
+    snprintf(text, sizeof text, "0.1%0100d1\n%0100d42\n", 0, 0); /* 104 and 102 characters */
+    snprintf(init, sizeof init, "%0400d", 0);
+    write_file(in_work("in.txt"), text, strlen(text));
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float64", "--op", "sum", "--init",
+                        init, "--format", "text", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "0.1\n42.1\n");
+    cli_run_free(&r);
+}
+
+/* ---------------------------------------------------------------- where the output goes */
+
+Test(cli, in_and_out_default_to_standard_input_and_output)
+{
+    const int32_t values[] = {1, 2, 3}, sums[] = {1, 3, 6};
+    cli_run r = RUN_CLI_WITH_INPUT(values, sizeof values, "scan", "--backend", "cpu", "--type",
+                                   "int32", "--op", "sum");
+    expect_success(&r);
+    cr_assert(r.out_size == sizeof sums && memcmp(r.out, sums, sizeof sums) == 0);
+    cli_run_free(&r);
+    write_file(in_work("in.bin"), values, sizeof values);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", in_work("in.bin"));
+    expect_success(&r);
+    cr_assert(r.out_size == sizeof sums && memcmp(r.out, sums, sizeof sums) == 0);
+    cli_run_free(&r);
+}
+
+/* Standard output that is a file gets the result whole, from a temporary file in $TMPDIR. */
+Test(cli, standard_output_spools_in_tmpdir)
+{
+    setenv("TMPDIR", in_work("no-such-directory"), 1);
+    cli_run r = RUN_CLI_WITH_INPUT("\1\0\0\0", 4, "scan", "--backend", "cpu", "--type", "int32",
+                                   "--op", "sum", "-", "-");
+    expect_error(&r, 2, "cannot create a temporary file for standard output");
+    cli_run_free(&r);
+}
+
+static void sleep_10_ms(void)
+{
+    const struct timespec t = {0, 10 * 1000 * 1000};
+    nanosleep(&t, NULL);
+}
+
+/* Reads what `fd` has within 10 seconds, up to size - 1 bytes, NUL-terminated. */
+static void read_within_10_seconds(int fd, char *text, size_t size)
+{
+    size_t used = 0;
+    for (int waited = 0; used == 0 && waited < 1000; ++waited) {
+        const ssize_t got = read(fd, text, size - 1);
+        if (got > 0)
+            used = (size_t)got;
+        else
+            sleep_10_ms();
+    }
+    text[used] = '\0';
+}
+
+/* A pipe gets each chunk as it is computed; a pipe that closes is a failed write, 2. */
+Test(cli, a_pipe_receives_the_output_as_it_is_computed)
+{
+    int from_cli[2], to_cli;
+    make_pipe(from_cli);
+    fcntl(from_cli[0], F_SETFL, O_NONBLOCK);
+    const int err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const pid_t pid = start_cli((const char *const[]){"scan", "--backend", "cpu", "--type", "int64",
+                                                      "--op", "sum", "--format", "text",
+                                                      "--chunk-items", "1", "-", "-", NULL},
+                                &to_cli, from_cli[1], err, SIG_IGN);
+    close(from_cli[1]);
+    char got[64];
+    cr_assert_eq(write(to_cli, "5\n", 2), 2);
+    read_within_10_seconds(from_cli[0], got, sizeof got);
+    cr_assert_str_eq(got, "5\n", "the first line did not come before the input ended");
+    cr_assert_eq(write(to_cli, "7\n", 2), 2);
+    read_within_10_seconds(from_cli[0], got, sizeof got);
+    cr_assert_str_eq(got, "12\n");
+    close(to_cli);
+    int wait_status;
+    cr_assert(waitpid(pid, &wait_status, 0) == pid);
+    cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    close(from_cli[0]);
+    close(err);
+
+    /* Nobody reads: the write fails (SIGPIPE is ignored here, so it is EPIPE). */
+    make_pipe(from_cli);
+    close(from_cli[0]);
+    static int32_t values[100000];
+    cli_run r;
+    const int err_file = open(in_work("stderr"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t writer = start_cli((const char *const[]){"scan", "--backend", "cpu", "--type",
+                                                         "int32", "--op", "sum", NULL},
+                                   &to_cli, from_cli[1], err_file, SIG_IGN);
+    close(from_cli[1]);
+    close(err_file);
+    for (size_t done = 0; done < sizeof values;) {
+        const ssize_t wrote = write(to_cli, (char *)values + done, sizeof values - done);
+        if (wrote <= 0)
+            break;
+        done += (size_t)wrote;
+    }
+    close(to_cli);
+    cr_assert(waitpid(writer, &wait_status, 0) == writer);
+    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    r.out = NULL;
+    r.err = read_file(in_work("stderr"), NULL);
+    expect_error(&r, 2, "writing standard output failed");
+    cli_run_free(&r);
+}
+
+/* A FIFO and a device node are written straight, not replaced by a file. */
+Test(cli, fifos_and_devices_are_written_not_replaced)
+{
+    const int32_t values[] = {1, 2, 3}, sums[] = {1, 3, 6};
+    write_file(in_work("in.bin"), values, sizeof values);
+    cr_assert(mkfifo(in_work("fifo"), 0644) == 0);
+    const int reader = open(in_work("fifo"), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    cr_assert(reader >= 0);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        in_work("in.bin"), in_work("fifo"));
+    expect_success(&r);
+    cli_run_free(&r);
+    int32_t got[4] = {0};
+    cr_assert_eq(read(reader, got, sizeof got), (ssize_t)sizeof sums,
+                 "nothing came through the FIFO");
+    cr_assert(memcmp(got, sums, sizeof sums) == 0);
+    close(reader);
+    struct stat st;
+    cr_assert(lstat(in_work("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(leftover_temporary_files(), 0);
+
+    /* Nodes like /dev/null and /dev/full, where this test may make them (root). */
+    static const struct {
+        const char *name;
+        unsigned minor;
+        int status;
+    } nodes[] = {{"null", 3, 0}, {"full", 7, 2}};
+    for (size_t k = 0; k < 2; ++k) {
+        const char *node = in_work(nodes[k].name);
+        if (mknod(node, S_IFCHR | 0666, makedev(1, nodes[k].minor)) != 0)
+            continue;
+        const int fd = open(node, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) { /* a container that does not let this test open devices */
+            unlink(node);
+            continue;
+        }
+        close(fd);
+        r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                    in_work("in.bin"), node);
+        if (nodes[k].status)
+            expect_error(&r, nodes[k].status, "writing");
+        else
+            expect_success(&r);
+        cli_run_free(&r);
+        cr_assert(lstat(node, &st) == 0 && S_ISCHR(st.st_mode), "%s was replaced", node);
+        unlink(node);
+    }
+}
+
+/* As cp: through a symbolic link, its target is replaced (its temporary file next to it). */
+Test(cli, symbolic_links_are_followed)
+{
+    const int32_t values[] = {1, 2, 3}, sums[] = {1, 3, 6};
+    write_file(in_work("in.bin"), values, sizeof values);
+    cr_assert(mkdir(in_work("sub"), 0755) == 0);
+    write_file(in_work("sub/target"), "old", 3);
+    chmod(in_work("sub/target"), 0640);
+    cr_assert(symlink("sub/target", in_work("link")) == 0);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        in_work("in.bin"), in_work("link"));
+    expect_success(&r);
+    cli_run_free(&r);
+    struct stat st;
+    cr_assert(lstat(in_work("link"), &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+    size_t size;
+    char *got = read_file(in_work("sub/target"), &size);
+    cr_assert(got && size == sizeof sums && memcmp(got, sums, sizeof sums) == 0);
+    free(got);
+    cr_assert(stat(in_work("sub/target"), &st) == 0 && (st.st_mode & 0777) == 0640);
+    cr_assert_eq(leftover_in(in_work("sub")), 0);
+
+    cr_assert(symlink("nowhere", in_work("dangling")) == 0);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", in_work("in.bin"),
+                in_work("dangling"));
+    expect_error(&r, 1, "cannot follow the symbolic link");
+    cli_run_free(&r);
+    unlink(in_work("sub/target"));
+    rmdir(in_work("sub"));
+}
+
+/* A file that `>` could not write is not replaced. Root may write any file, so the command
+ * also refuses one without any write permission bit: this test passes as root or not. */
+Test(cli, a_read_only_output_is_refused)
+{
+    write_file(in_work("in.bin"), "\1\0\0\0", 4);
+    write_file(in_work("ro.bin"), "old", 3);
+    chmod(in_work("ro.bin"), 0444);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                        in_work("in.bin"), in_work("ro.bin"));
+    expect_error(&r, 1, "cannot write");
+    cr_assert(strstr(r.err, "Permission denied"), "%s", r.err);
+    char *kept = read_file(in_work("ro.bin"), NULL);
+    cr_assert_str_eq(kept, "old", "the read-only file was replaced");
+    free(kept);
+    cli_run_free(&r);
+}
+
+/* ---------------------------------------------------------------- signals */
+
+/* Waits up to 10 seconds for the command's temporary file to appear. */
+static int temporary_file_appears(void)
+{
+    for (int waited = 0; waited < 1000; ++waited) {
+        if (leftover_temporary_files() > 0)
+            return 1;
+        sleep_10_ms();
+    }
+    return 0;
+}
+
+/* Each signal that ends the command, sent again and again until it ends, removes its
+ * temporary file first and ends it as that signal does. */
+Test(cli, signals_remove_the_temporary_file)
+{
+    const int signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE,   SIGALRM, SIGTERM,  SIGUSR1,
+                           SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGRTMIN, SIGRTMAX};
+    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k) {
+        const int s = signals[k];
+        for (int round = 0; round < (s == SIGINT || s == SIGTERM ? 20 : 1); ++round) {
+            int to_cli;
+            const pid_t pid = start_cli((const char *const[]){"scan", "--backend", "cpu", "--type",
+                                                              "int32", "--op", "sum", "-",
+                                                              in_work("out.bin"), NULL},
+                                        &to_cli, null, null, SIG_DFL);
+            cr_assert(temporary_file_appears(), "signal %d: no temporary file", s);
+            int wait_status;
+            pid_t ended;
+            do /* again and again, also while its handler runs */
+                kill(pid, s);
+            while ((ended = waitpid(pid, &wait_status, WNOHANG)) == 0);
+            cr_assert_eq(ended, pid);
+            close(to_cli);
+            cr_assert(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == s,
+                      "signal %d: the command did not end by it", s);
+            cr_assert_eq(leftover_temporary_files(), 0, "signal %d left the temporary file", s);
+            cr_assert(!file_exists(in_work("out.bin")));
+        }
+    }
+    close(null);
+}
+
+/* ---------------------------------------------------------------- Unix habits */
+
+Test(cli, quiet_version_and_help_for_one_command)
+{
+    const int32_t values[] = {4, 5};
+    cli_run r = RUN_CLI_WITH_INPUT(values, sizeof values, "scan", "-q", "--type", "int32", "--op",
+                                   "max", "-", "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.err, "", "--quiet printed: %s", r.err);
+    cli_run_free(&r);
+    r = RUN_CLI("bench", "--quiet", "--types", "int32", "--min-log", "10", "--max-log", "10",
+                "--repeats", "1");
+    expect_success(&r);
+    cr_assert(strstr(r.err, "no usable GPU") == NULL, "--quiet printed: %s", r.err);
+    cli_run_free(&r);
+
+    r = RUN_CLI("-V");
+    expect_success(&r);
+    cr_assert(strncmp(r.out, "dlscan ", 7) == 0, "%s", r.out);
+    cli_run_free(&r);
+
+    static const struct {
+        const char *args[3];
+        const char *has, *has_not;
+    } helps[] = {
+        {{"scan", "--help"}, "usage: dlscan scan", "dlscan bench ["},
+        {{"scan", "-h"}, "--chunk-items", "--plot"},
+        {{"help", "scan"}, "--quiet", "dlscan info\n"},
+        {{"bench", "--help"}, "--plot", "--chunk-items"},
+        {{"info", "--help"}, "usage: dlscan info", "--type"},
+    };
+    for (size_t k = 0; k < sizeof helps / sizeof helps[0]; ++k) {
+        r = run_cli_with_input(NULL, 0, helps[k].args);
+        expect_success(&r);
+        cr_assert(strstr(r.out, helps[k].has) && !strstr(r.out, helps[k].has_not) &&
+                      strstr(r.out, "Exit status"),
+                  "%s %s: %s", helps[k].args[0], helps[k].args[1], r.out);
+        cli_run_free(&r);
+    }
+    r = RUN_CLI("help", "frobnicate");
+    expect_error(&r, 1, "unknown command 'frobnicate'");
+    cli_run_free(&r);
+}
+
+/* The man page (`dlscan --man`, which the build installs as dlscan.1) has every option that
+ * the help lists. */
+Test(cli, the_man_page_has_every_option_of_the_help)
+{
+    cli_run help = RUN_CLI("--help"), man = RUN_CLI("--man");
+    expect_success(&help);
+    expect_success(&man);
+    cr_assert(strncmp(man.out, ".TH DLSCAN 1 ", 13) == 0, "%.40s", man.out);
+    /* The page as text: "\-" is "-", "\fB" and "\fR" switch fonts, "\&" is nothing. */
+    char *text = malloc(man.out_size + 1), *t = text;
+    for (const char *m = man.out; *m; ++m) {
+        if (m[0] != '\\' || !m[1]) {
+            *t++ = *m;
+        } else if (m[1] == '-') {
+            *t++ = '-';
+            ++m;
+        } else if (m[1] == '&') {
+            ++m;
+        } else if (m[1] == 'f' && m[2]) {
+            m += 2;
+        }
+    }
+    *t = '\0';
+    int options = 0;
+    for (const char *h = help.out; (h = strchr(h, '-')); ++h) {
+        const size_t dashes = strspn(h, "-");
+        const size_t length = dashes + strspn(h + dashes, "abcdefghijklmnopqrstuvwxyzV-");
+        if (h > help.out && strchr(" [(|", h[-1]) && length > 1 && length < 40 &&
+            (h[1] == '-' || h[2] == ' ' || h[2] == ',' || h[2] == ']')) {
+            char option[48];
+            memcpy(option, h, length);
+            option[length] = '\0';
+            int found = 0;
+            for (const char *at = text; !found && (at = strstr(at, option)); ++at)
+                found = !strchr("abcdefghijklmnopqrstuvwxyz-", at[length]);
+            cr_assert(found, "the man page lacks %s", option);
+            ++options;
+        }
+        h += length - 1;
+    }
+    cr_assert_gt(options, 20, "only %d options in the help", options);
+
+    /* The installed page is this text: dlscan.1 next to the command in the build tree. */
+    char page[4096];
+    snprintf(page, sizeof page, "%s", getenv("DLSCAN_CLI"));
+    char *slash = strrchr(page, '/');
+    if (slash && (strcpy(slash + 1, "dlscan.1"), file_exists(page))) {
+        char *built = read_file(page, NULL);
+        cr_assert_str_eq(built, man.out, "%s is not what dlscan --man prints", page);
+        free(built);
+    }
+    free(text);
+    cli_run_free(&help);
+    cli_run_free(&man);
+}
+
+/* bench --csv: checked before the sweep (1), a failed write is 2. */
+Test(cli, bench_csv_failures)
+{
+    cli_run r = RUN_CLI("bench", "--backend", "cpu", "--types", "int32", "--min-log", "10",
+                        "--max-log", "10", "--repeats", "1", "--csv", in_work("no-such-dir/x.csv"));
+    expect_error(&r, 1, "cannot create a file");
+    cli_run_free(&r);
+    if (!file_exists("/dev/full"))
+        return;
+    r = RUN_CLI("bench", "--backend", "cpu", "--types", "int32", "--min-log", "10", "--max-log",
+                "10", "--repeats", "1", "--csv", "/dev/full");
+    expect_error(&r, 2, "writing /dev/full failed");
     cli_run_free(&r);
 }

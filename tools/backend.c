@@ -1,7 +1,7 @@
 /*
  * backend.c: which backend the `dlscan` command runs on (cli.h): --backend auto|gpu|cpu,
- * the handle it asks for, and why there is no GPU where there is none, in the CUDA
- * runtime's words in builds with the GPU backend.
+ * the handle it asks for, and why there is no GPU where there is none: no NVIDIA driver,
+ * or else the CUDA runtime's words, in builds with the GPU backend.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +26,14 @@ int parse_backend(const char *text, backend_choice *choice)
 void no_gpu_reason(char *reason, size_t size)
 {
 #ifdef DLSCAN_CLI_HAVE_CUDA
-    int count = 0;
+    int count = 0, driver = 0;
     const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess)
+    /* Without a driver the runtime says that the driver is too old (or that there is no
+     * device); its driver version is 0 then. */
+    if ((error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice) &&
+        cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+        snprintf(reason, size, "no NVIDIA driver");
+    else if (error != cudaSuccess)
         snprintf(reason, size, "%s", cudaGetErrorString(error));
     else
         snprintf(reason, size, "%d CUDA devices, none usable", count);
@@ -38,8 +43,8 @@ void no_gpu_reason(char *reason, size_t size)
 #endif
 }
 
-int open_handle(backend_choice choice, int threads, const char *activity, dlscan_handle_t *h,
-                int *on_gpu)
+int open_handle(backend_choice choice, int threads, int quiet, const char *activity,
+                dlscan_handle_t *h, int *on_gpu)
 {
     *h = NULL;
     *on_gpu = 0;
@@ -56,7 +61,8 @@ int open_handle(backend_choice choice, int threads, const char *activity, dlscan
                         dlscan_status_string(status), reason);
         if (choice == BACKEND_GPU)
             return fail(STATUS_FAILED, "--backend gpu: no usable GPU (%s)", reason);
-        fprintf(stderr, "dlscan: no usable GPU (%s); %s\n", reason, activity);
+        if (!quiet)
+            fprintf(stderr, "dlscan: no usable GPU (%s); %s\n", reason, activity);
     }
     const dlscan_status status = dlscan_create_cpu(h, threads);
     if (status != DLSCAN_SUCCESS)

@@ -8,8 +8,10 @@
  * the GPU harness gets them as given (less --threads, which only the CPU sweep has), with
  * the harness's own --variants, --markdown and --stats; bench_cpu gets them with
  * --message-prefix, so that it reports errors as this command's one line. bench_cpu checks
- * them first (--check), whichever sweep then runs. --plot without --csv writes the CSV to
- * a temporary file for bench/plot.py.
+ * them first (--check), whichever sweep then runs. The sweep writes its CSV to a temporary
+ * file in $TMPDIR, for bench/plot.py and for --csv FILE, which this command writes as scan
+ * writes OUT (output.c): checked before the sweep, complete or not there at all, and a
+ * failed write is exit status 2.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "files.h"
 
 /* bench_cpu's options (bench/cpu_sweep.c), which the GPU harness has too, but --threads. */
 static const char *const sweep_flags[] = {"--quick", "--exclusive"};
@@ -64,6 +67,7 @@ int cmd_bench(int argc, char **argv, const char *argv0)
 {
     backend_choice backend = BACKEND_AUTO;
     const char *plot = NULL, *gpu_only = NULL, *csv = NULL;
+    int quiet = 0;
     /* The options for bench_cpu, and for the GPU harness: those given, less this command's. */
     char **sweep = calloc((size_t)argc + 4, sizeof *sweep);
     char **forwarded = calloc((size_t)argc + 4, sizeof *forwarded);
@@ -76,10 +80,14 @@ int cmd_bench(int argc, char **argv, const char *argv0)
     for (int i = 0; i < argc && status == STATUS_OK; ++i) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            print_usage();
+            print_usage("bench");
             free(sweep);
             free(forwarded);
             return STATUS_OK;
+        }
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            quiet = 1;
+            continue;
         }
         const int is_backend = strcmp(a, "--backend") == 0, is_plot = strcmp(a, "--plot") == 0;
         const int gpu_flag = strcmp(a, "--stats") == 0;
@@ -98,9 +106,9 @@ int cmd_bench(int argc, char **argv, const char *argv0)
             forwarded[forwarded_count++] = argv[i];
             if (gpu_value)
                 forwarded[forwarded_count++] = argv[++i];
+        } else if (strcmp(a, "--csv") == 0) {
+            csv = argv[++i]; /* the sweep gets a temporary file */
         } else if (sweep_value || IS_ONE_OF(a, sweep_flags)) {
-            if (strcmp(a, "--csv") == 0)
-                csv = argv[i + 1];
             for (int k = i; k <= i + sweep_value; ++k) {
                 sweep[sweep_count++] = argv[k];
                 if (strcmp(a, "--threads") != 0)
@@ -108,7 +116,8 @@ int cmd_bench(int argc, char **argv, const char *argv0)
             }
             i += sweep_value;
         } else {
-            status = fail(STATUS_BAD_INPUT, "bench: unknown option '%s'; see 'dlscan --help'", a);
+            status = fail(STATUS_BAD_INPUT, "bench: unknown option '%s'; see 'dlscan bench --help'",
+                          a);
         }
     }
 
@@ -141,8 +150,8 @@ int cmd_bench(int argc, char **argv, const char *argv0)
     int on_gpu = 0;
     if (status == STATUS_OK && backend != BACKEND_CPU) {
         dlscan_handle_t h = NULL;
-        status = open_handle(backend, 0, "running the CPU sweep instead (dlscan's CPU "
-                                         "backend, a sequential loop and memcpy)",
+        status = open_handle(backend, 0, quiet, "running the CPU sweep instead (dlscan's CPU "
+                                                "backend, a sequential loop and memcpy)",
                              &h, &on_gpu);
         dlscan_destroy(h);
     }
@@ -151,20 +160,21 @@ int cmd_bench(int argc, char **argv, const char *argv0)
                                         "on the CPU",
                       gpu_only);
 
-    /* --plot without --csv: the CSV goes to a temporary file. */
+    /* The sweep's CSV goes to a temporary file; --csv FILE is checked before the sweep. */
+    output_file csv_out = {0};
     char temp_csv[4096] = "";
-    if (status == STATUS_OK && plot && !csv) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(temp_csv, sizeof temp_csv, "%s/dlscan-bench-XXXXXX",
-                 tmp && *tmp ? tmp : "/tmp");
-        const int fd = mkstemp(temp_csv);
+    int temp_slot = 0;
+    if (status == STATUS_OK && csv)
+        status = output_open(&csv_out, csv);
+    if (status == STATUS_OK && (plot || csv)) {
+        const int fd = temp_create_in_tmpdir("dlscan-bench-XXXXXX", temp_csv, sizeof temp_csv,
+                                             &temp_slot);
         if (fd < 0) {
             status = fail(STATUS_FAILED, "cannot create a temporary file for the CSV: %s",
                           strerror(errno));
             temp_csv[0] = '\0';
         } else {
             close(fd);
-            csv = temp_csv;
             sweep[sweep_count++] = forwarded[forwarded_count++] = "--csv";
             sweep[sweep_count++] = forwarded[forwarded_count++] = temp_csv;
         }
@@ -186,12 +196,20 @@ int cmd_bench(int argc, char **argv, const char *argv0)
     }
 
     if (status == STATUS_OK && plot) {
-        char *plot_argv[] = {"python3", plot_script, (char *)csv, (char *)plot, NULL};
+        char *plot_argv[] = {"python3", plot_script, temp_csv, (char *)plot, NULL};
         if (run_program(plot_argv, 0) != 0)
             status = fail(STATUS_FAILED, "bench: plot.py could not draw %s", plot);
     }
-    if (temp_csv[0])
+    if (status == STATUS_OK && csv)
+        status = output_append_file(&csv_out, temp_csv);
+    if (status == STATUS_OK && csv)
+        status = output_commit(&csv_out);
+    if (status != STATUS_OK)
+        output_discard(&csv_out);
+    if (temp_csv[0]) {
         unlink(temp_csv);
+        temp_forget(temp_slot);
+    }
     free(sweep);
     free(forwarded);
     return status;

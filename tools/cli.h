@@ -1,8 +1,9 @@
 /*
  * cli.h: what the files of the `dlscan` command share. main.c dispatches to the commands
- * (info.c, scan.c, bench.c) and holds the manual and the error convention; backend.c picks
- * the backend, helpers.c finds and runs helper programs, progress.c draws the progress bar.
- * values.h has the element types and their numbers, files.h the input and output files.
+ * (info.c, scan.c, bench.c) and holds the manual and the error convention; manpage.c turns
+ * the manual into the man page; backend.c picks the backend, helpers.c finds and runs
+ * helper programs, progress.c draws the progress bar. values.h has the element types and
+ * their numbers, files.h the input and output files (files.c, output.c).
  *
  * The command talks to the library only through dlscan.h, plus the CUDA runtime for device
  * memory and device properties in builds with the GPU backend (DLSCAN_CLI_HAVE_CUDA, which
@@ -32,8 +33,23 @@ int fail(int status, const char *format, ...)
 #endif
     ;
 
-void print_usage(void);        /* the manual, on stdout */
+/* The manual, on stdout: the whole of it (command NULL), or one command's part. */
+void print_usage(const char *command);
 void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
+
+/* The manual's parts: the commands' sections ("  dlscan scan ..." and their options), then
+ * the lines on help and the version, then the exit statuses. One line of usage for each
+ * command ("dlscan scan --type T ..."); the last entries are NULL. */
+typedef struct manual_part {
+    const char *command; /* "info", "scan", "bench"; NULL for the parts of every command */
+    const char *usage;   /* NULL for those */
+    const char *text;
+} manual_part;
+extern const manual_part manual[];
+
+/* ---- manpage.c: the man page, dlscan.1 (dlscan --man; tools/meson.build installs it) ---- */
+
+void print_man_page(void);
 
 int cmd_info(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
@@ -50,9 +66,10 @@ int parse_backend(const char *text, backend_choice *choice);
 void no_gpu_reason(char *reason, size_t size);
 
 /* Creates the handle that `choice` asks for. `activity` ("scanning on the CPU backend")
- * ends the note that auto mode prints when it falls back to the CPU backend. */
-int open_handle(backend_choice choice, int threads, const char *activity, dlscan_handle_t *h,
-                int *on_gpu);
+ * ends the note that auto mode prints when it falls back to the CPU backend, unless
+ * `quiet`. */
+int open_handle(backend_choice choice, int threads, int quiet, const char *activity,
+                dlscan_handle_t *h, int *on_gpu);
 
 /* ---- helpers.c: helper programs ---- */
 
@@ -67,12 +84,12 @@ int run_program(char *const argv[], int quiet);
 /* ---- progress.c: the progress bar ---- */
 
 typedef struct progress {
-    int enabled; /* stderr is a terminal */
+    int enabled; /* stderr is a terminal, and not --quiet */
     int drawn;
     double start, last_draw;
 } progress;
 
-void progress_start(progress *p);
+void progress_start(progress *p, int quiet);
 
 /* Draws the bar for `done` bytes of `total` (-1: unknown) when the input has taken more
  * than a second, at most ten times a second; `final` ends it. */

@@ -1,135 +1,22 @@
 /*
- * files.c: the input and output files of `dlscan scan` (files.h).
- *
- * Nothing is half-written: OUT is written to a temporary file in its directory and renamed
- * into place after the last item; with OUT = '-' the result goes to an unnamed temporary
- * file and is copied to standard output only after the scan succeeded. A signal that ends
- * the program removes the temporary file first.
+ * files.c: the input files of `dlscan scan` (files.h): raw items or text with one number a
+ * line, read chunk by chunk. The output and the signals that remove its temporary file:
+ * output.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "files.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dlscan's binary files are little-endian; this host is not"
 #endif
-
-/* ================================================================ output files */
-
-/* The temporary file of the output being written, removed if a signal ends the program. */
-static char pending_temp_path[4096];
-static volatile sig_atomic_t have_pending_temp;
-
-static void remove_pending_temp_and_die(int signal_number)
-{
-    if (have_pending_temp)
-        unlink(pending_temp_path);
-    signal(signal_number, SIG_DFL);
-    raise(signal_number);
-}
-
-void output_remove_on_signals(void)
-{
-    static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; ++k)
-        signal(signals[k], remove_pending_temp_and_die);
-}
-
-int output_open(output_file *out, const char *path)
-{
-    memset(out, 0, sizeof *out);
-    if (strcmp(path, "-") == 0) {
-        if (!(out->f = tmpfile()))
-            return fail(STATUS_FAILED, "cannot create a temporary file for standard output: %s",
-                        strerror(errno));
-        return STATUS_OK;
-    }
-    out->path = path;
-    struct stat existing;
-    const mode_t mask = umask(0);
-    umask(mask);
-    out->mode = 0666 & ~mask;
-    if (stat(path, &existing) == 0) {
-        if (S_ISDIR(existing.st_mode))
-            return fail(STATUS_BAD_INPUT, "%s: is a directory", path);
-        out->mode = existing.st_mode & 07777; /* keep the replaced file's permissions */
-    }
-    const char *slash = strrchr(path, '/');
-    const int dir_length = slash ? (int)(slash - path) + 1 : 0;
-    if (snprintf(out->temp_path, sizeof out->temp_path, "%.*s.%s.dlscan-XXXXXX", dir_length,
-                 path, slash ? slash + 1 : path) >= (int)sizeof out->temp_path)
-        return fail(STATUS_BAD_INPUT, "%s: the path is too long", path);
-    const int fd = mkstemp(out->temp_path);
-    if (fd < 0)
-        return fail(STATUS_BAD_INPUT, "%s: cannot create a file in %s: %s", path,
-                    dir_length ? "its directory" : "the current directory", strerror(errno));
-    memcpy(pending_temp_path, out->temp_path, sizeof pending_temp_path);
-    have_pending_temp = 1;
-    if (!(out->f = fdopen(fd, "wb"))) {
-        close(fd);
-        unlink(out->temp_path);
-        have_pending_temp = 0;
-        return fail(STATUS_FAILED, "fdopen failed: %s", strerror(errno));
-    }
-    return STATUS_OK;
-}
-
-void output_discard(output_file *out)
-{
-    if (out->f)
-        fclose(out->f);
-    if (out->path) {
-        unlink(out->temp_path);
-        have_pending_temp = 0;
-    }
-    out->f = NULL;
-}
-
-int output_commit(output_file *out)
-{
-    const char *name = out->path ? out->path : "standard output";
-    if (fflush(out->f) != 0 || ferror(out->f)) {
-        const int saved = errno;
-        output_discard(out);
-        return fail(STATUS_FAILED, "writing %s failed: %s", name, strerror(saved));
-    }
-    if (!out->path) {
-        rewind(out->f);
-        char block[1 << 16];
-        size_t got;
-        while ((got = fread(block, 1, sizeof block, out->f)) > 0)
-            if (fwrite(block, 1, got, stdout) != got)
-                break;
-        const int failed = ferror(out->f) || ferror(stdout) || fflush(stdout) != 0;
-        const int saved = errno;
-        output_discard(out);
-        return failed ? fail(STATUS_FAILED, "writing standard output failed: %s", strerror(saved))
-                      : STATUS_OK;
-    }
-    if (fchmod(fileno(out->f), out->mode) != 0 || fsync(fileno(out->f)) != 0) {
-        const int saved = errno;
-        output_discard(out);
-        return fail(STATUS_FAILED, "writing %s failed: %s", name, strerror(saved));
-    }
-    const int closed = fclose(out->f);
-    out->f = NULL;
-    if (closed != 0 || rename(out->temp_path, out->path) != 0) {
-        const int saved = errno;
-        output_discard(out);
-        return fail(STATUS_FAILED, "writing %s failed: %s", name, strerror(saved));
-    }
-    have_pending_temp = 0;
-    return STATUS_OK;
-}
 
 /* ================================================================ input files */
 

@@ -1,7 +1,8 @@
 /*
  * files.h: the files of `dlscan scan`: the input, read chunk by chunk as raw items or as
- * text with one number per line, and the output, written to a temporary file and put in
- * place only when complete (removed if a signal ends the program). files.c implements them.
+ * text with one number per line (files.c), and the output, also bench's --csv (output.c):
+ * a regular file is written to a temporary file and put in place only when complete
+ * (removed if a signal ends the program), a pipe or a device as the result is computed.
  * Every function that can fail returns an exit status (cli.h) after printing why.
  */
 #ifndef DLSCAN_CLI_FILES_H
@@ -42,22 +43,46 @@ int read_text_chunk(input_file *in, const type_info *type, void *items, size_t m
 
 typedef struct output_file {
     FILE *f;
-    const char *path; /* NULL: standard output */
-    char temp_path[4096];
+    const char *name;     /* for messages: the path as given, or "standard output" */
+    char target[4096];    /* what the temporary file replaces: the path, or a symlink's target */
+    char temp_path[4096]; /* the temporary file next to it; "" where there is none */
+    int temp_slot;        /* its place among the files that signals remove */
+    int is_stdout;
+    int direct; /* written straight: a pipe, terminal or device, a FIFO */
     mode_t mode;
 } output_file;
 
-/* Opens the temporary file for `path` ('-': an unnamed one for standard output). */
+/* Opens the output `path` (NULL: standard output) after checking what can be checked before
+ * the work: an empty path, a directory, a read-only file, a dangling symbolic link (exit
+ * status 1). A regular file, or the target of a symbolic link to one (as cp follows it), is
+ * written to a temporary file next to it; standard output that is a regular file to an
+ * unnamed temporary file in $TMPDIR (default /tmp); anything else straight, as it goes. */
 int output_open(output_file *out, const char *path);
 
-/* Removes the temporary file. */
-void output_discard(output_file *out);
+/* Ends a chunk: what is written straight goes out now. Returns an exit status. */
+int output_chunk_done(output_file *out);
 
-/* Completes the output: renames the temporary file into place, or copies it to stdout. */
+/* Appends the contents of the file `path` to the output. Returns an exit status. */
+int output_append_file(output_file *out, const char *path);
+
+/* Completes the output: renames the temporary file into place, or copies it to standard
+ * output. */
 int output_commit(output_file *out);
 
-/* Makes SIGINT, SIGTERM and SIGHUP remove the temporary file of the output being written
- * before they end the program. */
+/* Removes the temporary file; closes the output. */
+void output_discard(output_file *out);
+
+/* ---- Temporary files and signals ---- */
+
+/* Makes every signal that would end the program, and that has its default action at the
+ * start (ignored ones stay ignored), remove the temporary files in use before it does. */
 void output_remove_on_signals(void);
+
+/* Creates a temporary file in $TMPDIR (default /tmp) from `name` ("dlscan-XXXXXX"), which
+ * a signal removes until temp_forget(*slot). Returns its descriptor, or -1 with errno. */
+int temp_create_in_tmpdir(const char *name, char *path, size_t size, int *slot);
+
+/* The file at `slot` is gone or in place: signals leave it alone. */
+void temp_forget(int slot);
 
 #endif /* DLSCAN_CLI_FILES_H */

@@ -19,7 +19,7 @@ int cmd_info(int argc, char **argv)
 {
     for (int i = 0; i < argc; ++i) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            print_usage();
+            print_usage("info");
             return STATUS_OK;
         }
         return fail(STATUS_BAD_INPUT, "info: unexpected argument '%s'", argv[i]);

@@ -1,8 +1,9 @@
 /*
  * main.c: the `dlscan` command: what this machine's dlscan can do (info.c), prefix scans
  * of files (scan.c) and the throughput sweep (bench.c). This file dispatches to them and
- * holds what they all use: the usage text below, which is the command's manual, the
- * version line and the one-line error messages. What the files share: cli.h.
+ * holds what they all use: the usage text below, which is the command's manual (and, by
+ * manpage.c, its man page), the version line and the one-line error messages. What the
+ * files share: cli.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -14,57 +15,69 @@
 #include "cli.h"
 #include "files.h"
 
-static const char usage_text[] =
-    "usage: dlscan <command> [options]\n"
-    "\n"
-    "  dlscan info\n"
-    "      Library version, the GPU and its SM count, items per tile for each type on the\n"
-    "      GPU and CPU backends, and which backend scan and bench would use.\n"
-    "\n"
-    "  dlscan scan --type T --op OP [--exclusive] [--init V] [--format binary|text]\n"
-    "              [--backend auto|gpu|cpu] [--threads N] IN OUT\n"
-    "      Prefix scan of the values in IN, written to OUT ('-': standard input/output).\n"
-    "      --type     int32, uint32, int64, uint64, float32 or float64\n"
-    "      --op       sum, min or max (integer sums wrap around)\n"
-    "      --exclusive  out[i] = init op in[0] op ... op in[i-1]; the default is inclusive:\n"
-    "                 out[i] = init op in[0] op ... op in[i]\n"
-    "      --init V   the value folded in front of the first item (default: the operator's\n"
-    "                 identity: 0, the type's largest value or +inf for min, its smallest\n"
-    "                 value or -inf for max)\n"
-    "      --format   binary (default): raw little-endian values; text: one number per\n"
-    "                 line (floats are written with 9 or 17 significant digits, so they\n"
-    "                 read back exactly)\n"
-    "      --backend  auto (default): the GPU where dlscan_create finds one, else the CPU\n"
-    "                 backend, saying so on stderr; gpu: the GPU or fail; cpu: the CPU\n"
-    "                 backend (host memory, no GPU needed)\n"
-    "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
-    "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"
-    "                 on the CPU). Larger inputs stream through chunk by chunk, carrying\n"
-    "                 the prefix.\n"
-    "      OUT is written to a temporary file in its directory and renamed into place at\n"
-    "      the end; with '-', the result goes to standard output only once it is complete.\n"
-    "      A progress bar shows on a terminal when the input takes more than a second.\n"
-    "\n"
-    "  dlscan bench [--quick] [--types LIST] [--op OP] [--exclusive] [--min-log N]\n"
-    "               [--max-log N] [--repeats N] [--csv FILE] [--plot FILE]\n"
-    "               [--backend auto|gpu|cpu] [--threads N]\n"
-    "               [--variants LIST] [--markdown FILE] [--stats]   (GPU only)\n"
-    "      With a GPU: the bench harness's sweep (dlscan against memcpy, CUB and the\n"
-    "      baselines). Without one: dlscan's CPU backend against a sequential loop and\n"
-    "      memcpy on this machine, 2^16 .. 2^26 items, with the ratio to the loop.\n"
-    "      --csv writes the results; --plot draws them with bench/plot.py (python3 with\n"
-    "      matplotlib). The harness is found through DLSCAN_BENCH, then next to this\n"
-    "      command (installed: " DLSCAN_CLI_LIBEXEC "/bench; build tree: ../bench/bench);\n"
-    "      the CPU sweep's program bench_cpu through DLSCAN_BENCH_CPU, and plot.py\n"
-    "      through DLSCAN_PLOT, then the same places.\n"
-    "\n"
-    "  dlscan help | --help     this text\n"
-    "  dlscan --version         the version\n"
-    "\n"
-    "Exit status: 0 success; 1 bad usage or bad input (unknown options, missing arguments,\n"
-    "unreadable or unwritable files, a truncated binary file, text that is not a number,\n"
-    "values out of range for the type); 2 the library, CUDA or the system failed (no GPU\n"
-    "with --backend gpu, out of memory, a failed write, a missing helper program).\n";
+const manual_part manual[] = {
+    {"info", "dlscan info",
+     "  dlscan info\n"
+     "      Library version, the GPU and its SM count, items per tile for each type on the\n"
+     "      GPU and CPU backends, and which backend scan and bench would use.\n"},
+    {"scan", "dlscan scan --type T --op OP [options] [IN [OUT]]",
+     "  dlscan scan --type T --op OP [--exclusive] [--init V] [--format binary|text]\n"
+     "              [--backend auto|gpu|cpu] [--threads N] [--chunk-items N] [-q] [IN [OUT]]\n"
+     "      Prefix scan of the values in IN, written to OUT ('-' or left out: standard input,\n"
+     "      standard output).\n"
+     "      --type     int32, uint32, int64, uint64, float32 or float64\n"
+     "      --op       sum, min or max (integer sums wrap around)\n"
+     "      --exclusive  out[i] = init op in[0] op ... op in[i-1]; the default is inclusive:\n"
+     "                 out[i] = init op in[0] op ... op in[i]\n"
+     "      --init V   the value folded in front of the first item (default: the operator's\n"
+     "                 identity: 0 (-0.0 for floats) for sum, the type's largest value or\n"
+     "                 +inf for min, its smallest value or -inf for max)\n"
+     "      --format   binary (default): raw little-endian values; text: one number per\n"
+     "                 line (floats are written with the fewest digits that read back as\n"
+     "                 the same value)\n"
+     "      --backend  auto (default): the GPU where dlscan_create finds one, else the CPU\n"
+     "                 backend, saying so on stderr; gpu: the GPU or fail; cpu: the CPU\n"
+     "                 backend (host memory, no GPU needed)\n"
+     "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
+     "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"
+     "                 on the CPU). Larger inputs stream through chunk by chunk, carrying\n"
+     "                 the prefix.\n"
+     "      -q, --quiet  no notes on stderr: neither auto's fallback to the CPU backend nor\n"
+     "                 the progress bar (errors still show)\n"
+     "      A file OUT is written to a temporary file in its directory (through a symbolic\n"
+     "      link: its target's) and renamed into place at the end, so a failed scan leaves\n"
+     "      it as it was; standard output that is a file gets the result once it is\n"
+     "      complete. A pipe, a terminal, a FIFO or a device receives the output as it is\n"
+     "      computed, and may hold a partial result if the scan fails. A read-only OUT is\n"
+     "      not replaced. A progress bar shows on a terminal when the input takes more than\n"
+     "      a second.\n"},
+    {"bench",
+     "dlscan bench [--quick] [--types LIST] [--op OP] [--csv FILE] [--plot FILE] [options]",
+     "  dlscan bench [--quick] [--types LIST] [--op OP] [--exclusive] [--min-log N]\n"
+     "               [--max-log N] [--repeats N] [--csv FILE] [--plot FILE]\n"
+     "               [--backend auto|gpu|cpu] [--threads N] [-q]\n"
+     "               [--variants LIST] [--markdown FILE] [--stats]   (GPU only)\n"
+     "      With a GPU: the bench harness's sweep (dlscan against memcpy, CUB and the\n"
+     "      baselines). Without one: dlscan's CPU backend against a sequential loop and\n"
+     "      memcpy on this machine, 2^16 .. 2^26 items, with the ratio to the loop.\n"
+     "      --csv writes the results (as scan writes OUT); --plot draws them with\n"
+     "      bench/plot.py (python3 with matplotlib); -q, --quiet: no note when auto falls\n"
+     "      back to the CPU sweep. The harness is found through DLSCAN_BENCH, then next to\n"
+     "      this command (installed: " DLSCAN_CLI_LIBEXEC "/bench; build tree:\n"
+     "      ../bench/bench); the CPU sweep's program bench_cpu through DLSCAN_BENCH_CPU, and\n"
+     "      plot.py through DLSCAN_PLOT, then the same places.\n"},
+    {NULL, NULL,
+     "  dlscan help [COMMAND] | --help | -h   this text, or one command's part of it\n"
+     "  dlscan COMMAND --help | -h            one command's part\n"
+     "  dlscan --version | -V                 the version\n"},
+    {NULL, NULL,
+     "Exit status: 0 success; 1 bad usage or bad input (unknown options, missing arguments,\n"
+     "unreadable or unwritable files, a read-only OUT, a truncated binary file, text that is\n"
+     "not a number, values out of range for the type); 2 the library, CUDA or the system\n"
+     "failed (no GPU with --backend gpu, out of memory, a failed write, a missing helper\n"
+     "program).\n"},
+    {NULL, NULL, NULL},
+};
 
 int fail(int status, const char *format, ...)
 {
@@ -77,13 +90,42 @@ int fail(int status, const char *format, ...)
     return status;
 }
 
-void print_usage(void) { fputs(usage_text, stdout); }
+void print_usage(const char *command)
+{
+    const manual_part *part = manual;
+    if (command) { /* "usage: dlscan scan ...", its section, then what every command shares */
+        while (part->command && strcmp(part->command, command) != 0)
+            ++part;
+        printf("usage: %s\n\n%s", part->usage, part->text);
+        while (part->command)
+            ++part;
+    } else {
+        fputs("usage: dlscan <command> [options]\n", stdout);
+    }
+    for (; part->text; ++part)
+        if (!command || !part->command)
+            printf("\n%s", part->text);
+}
 
 void print_version_line(void)
 {
     const int v = dlscan_version();
     printf("dlscan %d.%d.%d (library %d.%d.%d)\n", DLSCAN_VERSION_MAJOR, DLSCAN_VERSION_MINOR,
            DLSCAN_VERSION_PATCH, v / 10000, v / 100 % 100, v % 100);
+}
+
+/* dlscan help [COMMAND] */
+static int help(const char *command)
+{
+    const manual_part *part = manual;
+    while (command && part->command && strcmp(part->command, command) != 0)
+        ++part;
+    if (command && !part->command)
+        return fail(STATUS_BAD_INPUT, "help: unknown command '%s'; the commands are info, scan "
+                                      "and bench",
+                    command);
+    print_usage(command);
+    return STATUS_OK;
 }
 
 int main(int argc, char **argv)
@@ -120,10 +162,12 @@ int main(int argc, char **argv)
         status = cmd_bench(count - 2, args + 2, args[0]);
     } else if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 ||
                strcmp(command, "-h") == 0) {
-        print_usage();
-        status = STATUS_OK;
-    } else if (strcmp(command, "--version") == 0) {
+        status = help(count > 2 ? args[2] : NULL);
+    } else if (strcmp(command, "--version") == 0 || strcmp(command, "-V") == 0) {
         print_version_line();
+        status = STATUS_OK;
+    } else if (strcmp(command, "--man") == 0) { /* not in the manual: tools/meson.build's */
+        print_man_page();
         status = STATUS_OK;
     } else {
         status = fail(STATUS_BAD_INPUT, "%s '%s'; the commands are info, scan and bench (see "

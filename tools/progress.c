@@ -1,7 +1,8 @@
 /*
  * progress.c: the progress bar of `dlscan scan` (cli.h): on stderr, only where stderr is a
- * terminal and the input has taken more than a second, redrawn at most ten times a second;
- * a bar with the percentage where the input's size is known, else the bytes read.
+ * terminal (and not --quiet) and the input has taken more than a second, redrawn at most
+ * ten times a second; a bar with the percentage where the input's size is known, else the
+ * bytes read.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -17,9 +18,9 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-void progress_start(progress *p)
+void progress_start(progress *p, int quiet)
 {
-    p->enabled = isatty(STDERR_FILENO);
+    p->enabled = !quiet && isatty(STDERR_FILENO);
     p->drawn = 0;
     p->start = p->last_draw = seconds_now();
 }

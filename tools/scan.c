@@ -1,6 +1,7 @@
 /*
  * scan.c: `dlscan scan`: the prefix scan of a file of raw values or of text, on the GPU or
- * the CPU backend, into an output that is complete or not there at all (files.c).
+ * the CPU backend, into a file that is complete or not there at all, or into a pipe as the
+ * result is computed (output.c).
  *
  * Files larger than a chunk (by default 256 MiB on a GPU, 64 MiB on the CPU; --chunk-items
  * sets it) stream through chunk by chunk, and the library alone carries the prefix: the
@@ -12,14 +13,10 @@
  *     exclusive: write out[0..n-1]        inclusive: write out[1..n]
  *     next carry = out[n] = carry op in[0] op ... op in[n-1]
  *
- * The first chunk's seed is --init, else the operator's identity (NULL: the library's),
- * except for inclusive float sums: -0.0, since -0.0 + x is x for every x, -0.0 included,
- * where +0.0 would turn a first item of -0.0 into +0.0. (An inclusive scan of the carry
- * and the chunk would carry the prefix too, but the library's inclusive scan folds +0.0
- * in front, so a prefix of -0.0 would not come out as it is.)
+ * The first chunk's seed is --init, else the operator's identity (NULL: the library's,
+ * -0.0 for float sums, so that a first item of -0.0 comes out as it is).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +40,8 @@ typedef struct scan_options {
     unsigned long long chunk_items; /* 0: the backend's default */
     backend_choice backend;
     int threads;
-    const char *in_path, *out_path;
+    int quiet;
+    const char *in_path, *out_path; /* NULL or "-": standard input or output */
 } scan_options;
 
 #define MAX_CHUNK_ITEMS (1ull << 40)
@@ -71,11 +69,15 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            print_usage();
+            print_usage("scan");
             return -1;
         }
         if (strcmp(a, "--exclusive") == 0) {
             o->exclusive = 1;
+            continue;
+        }
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o->quiet = 1;
             continue;
         }
         static const char *const with_value[] = {"--type",        "--op",      "--init",
@@ -85,7 +87,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
             known |= strcmp(a, with_value[k]) == 0;
         if (!known)
-            return fail(STATUS_BAD_INPUT, "scan: unknown option '%s'; see 'dlscan --help'", a);
+            return fail(STATUS_BAD_INPUT, "scan: unknown option '%s'; see 'dlscan scan --help'", a);
         if (i + 1 >= argc)
             return fail(STATUS_BAD_INPUT, "scan: %s needs a value", a);
         const char *value = argv[++i];
@@ -126,15 +128,15 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
                                       "float32 or float64)");
     if (!o->have_op)
         return fail(STATUS_BAD_INPUT, "scan: missing --op (sum, min or max)");
-    if (!o->out_path)
-        return fail(STATUS_BAD_INPUT, "scan: missing %s; usage: dlscan scan --type T --op OP "
-                                      "[options] IN OUT ('-' for standard input/output)",
-                    o->in_path ? "OUT" : "IN and OUT");
+    if (!o->in_path || strcmp(o->in_path, "-") == 0)
+        o->in_path = "-";
+    if (o->out_path && strcmp(o->out_path, "-") == 0)
+        o->out_path = NULL;
     return STATUS_OK;
 }
 
-/* The first chunk's seed in *value: --init, else -0.0 for inclusive float sums. Returns
- * STATUS_OK with *seed = value, or with *seed = NULL for the operator's identity. */
+/* The first chunk's seed in *value: --init. Returns STATUS_OK with *seed = value, or with
+ * *seed = NULL for the operator's identity. */
 static int first_seed(const scan_options *o, scan_value *value, const void **seed)
 {
     const type_info *type = o->type;
@@ -152,12 +154,6 @@ static int first_seed(const scan_options *o, scan_value *value, const void **see
                         printable(o->init_text, strlen(o->init_text), shown), type->name,
                         type->range);
         }
-        *seed = value;
-    } else if (!o->exclusive && o->op == DLSCAN_SUM && type->type == DLSCAN_FLOAT32) {
-        value->f32 = -0.0f;
-        *seed = value;
-    } else if (!o->exclusive && o->op == DLSCAN_SUM && type->type == DLSCAN_FLOAT64) {
-        value->f64 = -0.0;
         *seed = value;
     }
     return STATUS_OK;
@@ -299,14 +295,15 @@ int cmd_scan(int argc, char **argv)
         goto done;
     }
     if ((status = output_open(&out, o.out_path)) != STATUS_OK ||
-        (status = open_handle(o.backend, o.threads, "scanning on the CPU backend", &h, &on_gpu)) != STATUS_OK)
+        (status = open_handle(o.backend, o.threads, o.quiet, "scanning on the CPU backend", &h,
+                              &on_gpu)) != STATUS_OK)
         goto done;
     const size_t chunk = chunk_items_for(&o, &in, on_gpu);
     if ((status = chunk_memory_alloc(&memory, on_gpu, chunk + 1, type->size)) != STATUS_OK)
         goto done;
 
     progress bar;
-    progress_start(&bar);
+    progress_start(&bar, o.quiet);
     for (;;) {
         size_t n = 0;
         status = o.text ? read_text_chunk(&in, type, memory.host_in, chunk, &n)
@@ -325,11 +322,8 @@ int cmd_scan(int argc, char **argv)
                 write_text_value(out.f, type->type, result + i * type->size);
         else
             fwrite(result, type->size, n, out.f);
-        if (ferror(out.f)) {
-            status = fail(STATUS_FAILED, "writing %s failed: %s",
-                          out.path ? out.path : "standard output", strerror(errno));
+        if ((status = output_chunk_done(&out)) != STATUS_OK)
             break;
-        }
         progress_update(&bar, in.consumed, in.size, 0);
         if (n < chunk && !o.text)
             break; /* a short read is the end of a binary input */

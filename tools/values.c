@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "values.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -30,13 +31,14 @@ const type_info *find_type(const char *name)
     return NULL;
 }
 
-parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v)
+/* parse_value's work on a NUL-terminated token. */
+static parse_result parse_token(dlscan_type type, const char *token, scan_value *v)
 {
-    char token[64];
-    if (length == 0 || length >= sizeof token || memchr(text, '\0', length))
-        return PARSE_NOT_A_NUMBER;
-    memcpy(token, text, length);
-    token[length] = '\0';
+    /* strto* skip leading white space (\v and \f too) before the sign: so does the check
+     * for a negative unsigned number. */
+    const char *start = token;
+    while (isspace((unsigned char)*start))
+        ++start;
     char *end;
     long long integer = 0;
     unsigned long long natural = 0;
@@ -46,29 +48,29 @@ parse_result parse_value(dlscan_type type, const char *text, size_t length, scan
     switch (type) {
     case DLSCAN_INT32:
     case DLSCAN_INT64:
-        integer = strtoll(token, &end, 10);
+        integer = strtoll(start, &end, 10);
         out_of_range = errno == ERANGE ||
                        (type == DLSCAN_INT32 && (integer < INT32_MIN || integer > INT32_MAX));
         break;
     case DLSCAN_UINT32:
     case DLSCAN_UINT64:
-        if (token[0] == '-') { /* strtoull would wrap negative numbers around: only -0 fits */
-            integer = strtoll(token, &end, 10);
+        if (start[0] == '-') { /* strtoull would wrap negative numbers around: only -0 fits */
+            integer = strtoll(start, &end, 10);
             out_of_range = errno == ERANGE || integer != 0;
         } else {
-            natural = strtoull(token, &end, 10);
+            natural = strtoull(start, &end, 10);
             out_of_range = errno == ERANGE || (type == DLSCAN_UINT32 && natural > UINT32_MAX);
         }
         break;
     case DLSCAN_FLOAT32: /* strtof's float, exactly, as a double */
     case DLSCAN_FLOAT64:
-        real = type == DLSCAN_FLOAT32 ? (double)strtof(token, &end) : strtod(token, &end);
+        real = type == DLSCAN_FLOAT32 ? (double)strtof(start, &end) : strtod(start, &end);
         out_of_range = errno == ERANGE && isinf(real);
         break;
     default:
         return PARSE_NOT_A_NUMBER;
     }
-    if (end == token || *end)
+    if (end == start || *end)
         return PARSE_NOT_A_NUMBER;
     if (out_of_range)
         return PARSE_OUT_OF_RANGE;
@@ -84,17 +86,57 @@ parse_result parse_value(dlscan_type type, const char *text, size_t length, scan
     return PARSE_OK;
 }
 
+parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v)
+{
+    /* Any length: a text line's limit is the reader's; --init has none. */
+    char small[320];
+    char *token = length < sizeof small ? small : malloc(length + 1);
+    if (length == 0 || !token || memchr(text, '\0', length)) {
+        if (token != small)
+            free(token);
+        return PARSE_NOT_A_NUMBER;
+    }
+    memcpy(token, text, length);
+    token[length] = '\0';
+    const parse_result result = parse_token(type, token, v);
+    if (token != small)
+        free(token);
+    return result;
+}
+
+/* The shortest of %.6g .. %.9g (float32) or %.15g .. %.17g (float64) that reads back as
+ * the same bits; the widest always does. */
+static void write_shortest_float(FILE *out, dlscan_type type, scan_value v)
+{
+    const int single = type == DLSCAN_FLOAT32;
+    const double x = single ? (double)v.f32 : v.f64;
+    char text[40];
+    for (int digits = single ? 6 : 15;; ++digits) {
+        snprintf(text, sizeof text, "%.*g", digits, x);
+        scan_value back;
+        memset(&back, 0, sizeof back);
+        if (single)
+            back.f32 = strtof(text, NULL);
+        else
+            back.f64 = strtod(text, NULL);
+        if (memcmp(&back, &v, single ? 4 : 8) == 0 || digits == (single ? 9 : 17))
+            break;
+    }
+    fprintf(out, "%s\n", text);
+}
+
 void write_text_value(FILE *out, dlscan_type type, const void *p)
 {
     scan_value v;
+    memset(&v, 0, sizeof v);
     memcpy(&v, p, type == DLSCAN_INT32 || type == DLSCAN_UINT32 || type == DLSCAN_FLOAT32 ? 4 : 8);
     switch (type) {
     case DLSCAN_INT32: fprintf(out, "%" PRId32 "\n", v.i32); break;
     case DLSCAN_UINT32: fprintf(out, "%" PRIu32 "\n", v.u32); break;
     case DLSCAN_INT64: fprintf(out, "%" PRId64 "\n", v.i64); break;
     case DLSCAN_UINT64: fprintf(out, "%" PRIu64 "\n", v.u64); break;
-    case DLSCAN_FLOAT32: fprintf(out, "%.9g\n", (double)v.f32); break;
-    case DLSCAN_FLOAT64: fprintf(out, "%.17g\n", v.f64); break;
+    case DLSCAN_FLOAT32:
+    case DLSCAN_FLOAT64: write_shortest_float(out, type, v); break;
     }
 }
 

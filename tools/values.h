@@ -38,13 +38,14 @@ typedef union scan_value {
 
 typedef enum parse_result { PARSE_OK, PARSE_NOT_A_NUMBER, PARSE_OUT_OF_RANGE } parse_result;
 
-/* Parses `length` bytes at `text` (no surrounding blanks) as one value of `type`: decimal
- * integers; floats as strtod reads them (also inf and nan). Float underflow rounds to 0
- * or a subnormal; overflow is out of range. */
+/* Parses `length` bytes at `text` (any length; leading white space is skipped, trailing is
+ * not a number) as one value of `type`: decimal integers, where unsigned types take no
+ * negative number but -0; floats as strtod reads them (also inf and nan). Float underflow
+ * rounds to 0 or a subnormal; overflow is out of range. */
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
 
-/* Writes one value as text (and a newline) to `out`. Floats: enough digits to read back
- * the same bits. */
+/* Writes one value as text (and a newline) to `out`. Floats: the fewest significant digits
+ * (6 to 9 for float32, 15 to 17 for float64) that read back as the same bits. */
 void write_text_value(FILE *out, dlscan_type type, const void *p);
 
 /* A whole decimal number in [low, high] (for option values). */
