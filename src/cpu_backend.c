@@ -113,6 +113,13 @@ static uint32_t dl_cpu_draw_ticket(dl_cpu_job *job)
     return tile;
 }
 
+/* Every descriptor to zero: epoch 0, never used, so each reads as X. */
+static void dl_cpu_clear_descriptors(dl_cpu_state *s)
+{
+    for (size_t i = 0; i < s->descriptor_words; ++i)
+        atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+}
+
 /* When the epoch wraps, the last worker to finish clears the descriptors and starts over. */
 static void dl_cpu_finish(dl_cpu_job *job)
 {
@@ -123,8 +130,7 @@ static void dl_cpu_finish(dl_cpu_job *job)
     const uint32_t done_before = atomic_fetch_add_explicit(&s->workers_done, 1, memory_order_acq_rel);
     if (!dl_is_last_worker(done_before, job->workers))
         return;
-    for (size_t i = 0; i < s->descriptor_words; ++i)
-        atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+    dl_cpu_clear_descriptors(s);
     atomic_store_explicit(&s->tiles_taken, job->ticket_base, memory_order_relaxed);
     atomic_store_explicit(&s->workers_done, 0, memory_order_relaxed);
     atomic_store_explicit(&s->epoch, dl_epoch_next(epoch), memory_order_relaxed);
@@ -252,8 +258,7 @@ static dlscan_status dl_cpu_reset_stats(dlscan_handle_t h)
 static dlscan_status dl_cpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
 {
     dl_cpu_state *s = dl_cpu(h);
-    for (size_t i = 0; i < s->descriptor_words; ++i)
-        atomic_store_explicit(&s->descriptors[i], 0, memory_order_relaxed);
+    dl_cpu_clear_descriptors(s);
     atomic_store_explicit(&s->epoch, epoch, memory_order_relaxed);
     return DLSCAN_SUCCESS;
 }

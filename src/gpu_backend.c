@@ -128,6 +128,14 @@ static dlscan_status dl_gpu_check_range(dlscan_handle_t h, const void *p, size_t
     return DLSCAN_SUCCESS;
 }
 
+/* `count` descriptor words to zero (epoch 0, never used: each reads as X), complete when it
+ * returns, before work on any stream, blocking or not. */
+static cudaError_t dl_gpu_zero_words(dl_word *words, size_t count)
+{
+    const cudaError_t error = cudaMemset(words, 0, count * sizeof *words);
+    return error == cudaSuccess ? cudaDeviceSynchronize() : error;
+}
+
 /* Grows the descriptors to hold `tiles` tiles. Growing frees the old storage (after the
  * device is idle, as queued kernels may use it) and zeroes the new one: epoch 0, never
  * used, so every descriptor reads as X. */
@@ -155,8 +163,7 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     dl_word *grown = NULL;
     if ((error = cudaMalloc((void **)&grown, words * sizeof *grown)) != cudaSuccess)
         return dl_cuda_fail(h, error, "cudaMalloc of the descriptor storage");
-    if ((error = cudaMemset(grown, 0, words * sizeof *grown)) != cudaSuccess ||
-        (error = cudaDeviceSynchronize()) != cudaSuccess) {
+    if ((error = dl_gpu_zero_words(grown, words)) != cudaSuccess) {
         cudaFree(grown);
         return dl_cuda_fail(h, error, "zeroing the descriptor storage");
     }
@@ -299,9 +306,7 @@ static dlscan_status dl_gpu_set_epoch(dlscan_handle_t h, uint32_t epoch)
     const dlscan_status status = dl_gpu_update_control(h, -1, epoch);
     if (status != DLSCAN_SUCCESS || !s->descriptor_words)
         return status;
-    cudaError_t error = cudaMemset(s->descriptors, 0, s->descriptor_words * sizeof *s->descriptors);
-    if (error == cudaSuccess)
-        error = cudaDeviceSynchronize(); /* before work on any stream, blocking or not */
+    const cudaError_t error = dl_gpu_zero_words(s->descriptors, s->descriptor_words);
     return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "clearing the descriptors");
 }
 
