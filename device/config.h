@@ -22,6 +22,11 @@
  * Blocks per SM, the deepest ring of shared-memory stages (ring.cuh may choose fewer), the
  * reducer warp's independent accumulators per lane ("Reducer chains"). */
 #define DL_SCAN_BLOCKS_PER_SM 2
+/* The persistent scans that read items narrower than their 32-bit accumulator (uint8 into
+ * int32, float16 into float32, ...) need 64 registers, so three blocks share an SM: a tile
+ * moves fewer bytes, and with two blocks the tiles' latency, not memory, set their pace
+ * (bench/NOTES.md, "Scans into a wider type"). */
+#define DL_SCAN_BLOCKS_PER_SM_NARROW 3
 #define DL_SCAN_STAGES 3
 #define DL_SCAN_REDUCE_CHAINS 4
 #define DL_SM_SHARED_BYTES (228 * 1024) /* Hopper's shared memory per SM */

@@ -20,25 +20,33 @@ typedef struct dl_scan_params {
     const void *in;
     void *out;
     uint64_t n;
-    uint64_t seed_bits;          /* exclusive: init; inclusive: the identity */
+    uint64_t seed_bits;          /* the init (or the identity) as the accumulator's bits */
+    const void *init;            /* d_init: one output value read by tile 0's block, or NULL */
+    void *total;                 /* d_total: one output value, or NULL */
     dl_word *descriptors;        /* the handle's descriptor storage, zeroed when allocated */
     uint64_t descriptor_words;   /* its size in words (cleared when the epoch wraps) */
     dl_control *control;         /* the handle's control block */
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
-    uint32_t persistent_blocks;  /* grid of the persistent kernel (sm_90); 0: one block per tile */
+    uint32_t persistent_blocks;  /* SMs x DL_SCAN_BLOCKS_PER_SM (sm_90; the kernels of
+                                    DL_SCAN_BLOCKS_PER_SM_NARROW scale it); 0: one block per tile */
     uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than half of
                                       this */
     int dependent_launch;        /* 1 (sm_90): launch as a programmatic dependent of the
                                     stream's previous kernel (tile.cuh, dl_grid_dependency) */
 } dl_scan_params;
 
-/* Enqueues one scan kernel on `stream`. `left_fold` selects the deterministic
- * look-back for float sums (other types and operators ignore it: they are exact either
- * way). Returns a cudaError_t as int (0 = cudaSuccess). */
-int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type type, dlscan_op op, int left_fold,
-                       cudaStream_t stream);
+/* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
+ * `left_fold` selects the deterministic look-back for float sums (other types and operators
+ * ignore it: they are exact either way). Returns a cudaError_t as int (0 = cudaSuccess). */
+int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan_type type,
+                       dlscan_op op, int left_fold, cudaStream_t stream);
 
-/* Items per tile the GPU kernels use for `type`. */
+/* The total of a scan of no items: `bytes` from `init` (device memory) or, where it is NULL,
+ * the low `bytes` of init_bits, to `total`. One small kernel on `stream`. */
+int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t bytes,
+                      cudaStream_t stream);
+
+/* Items per tile the GPU kernels use for a scan accumulating in `type` (dl_acc_type). */
 size_t dl_gpu_tile_items(dlscan_type type);
 
 /* Once per handle, on its device: lets the persistent kernels use the shared memory they

@@ -1,6 +1,7 @@
 /*
  * ops.cuh: the scan operators for device code (sum, min, max with their identities and
- * traits) and the dispatch from (dlscan_type, dlscan_op) to a kernel instantiated over them.
+ * traits), the conversions of items into a scan's accumulator and of its results into the
+ * output type, and the dispatch from dlscan's enums to a kernel instantiated over them.
  *
  * Signed integer sums run as unsigned sums of the same bits: two's-complement wrap-around
  * without undefined behaviour, and one kernel fewer per type.
@@ -8,6 +9,8 @@
 #ifndef DLSCAN_OPS_CUH
 #define DLSCAN_OPS_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
 
 #include "dlscan.h"
@@ -156,8 +159,47 @@ template <> struct dl_fold_order_matters<double, dl_sum<double>> {
     static constexpr bool value = true;
 };
 
+/* ---------------------------------------------------------------- conversions */
+
+/* An item of IN as a value of the accumulator T, as C converts it; float16 and bfloat16
+ * convert exactly to float. */
+template <typename T, typename IN> struct dl_convert {
+    __device__ static T widen(IN x) { return (T)x; }
+};
+template <typename T> struct dl_convert<T, __half> {
+    __device__ static T widen(__half x) { return (T)__half2float(x); }
+};
+template <typename T> struct dl_convert<T, __nv_bfloat16> {
+    __device__ static T widen(__nv_bfloat16 x) { return (T)__bfloat162float(x); }
+};
+
+template <typename T, typename IN> __device__ __forceinline__ T dl_widen(IN x)
+{
+    return dl_convert<T, IN>::widen(x);
+}
+
+/* A value of the accumulator T as the output type OUT: integers keep their low bytes, float
+ * rounds to float16 or bfloat16 to nearest, ties to even. */
+template <typename OUT> struct dl_round {
+    template <typename T> __device__ static OUT from(T x) { return (OUT)x; }
+};
+template <> struct dl_round<__half> {
+    __device__ static __half from(float x) { return __float2half_rn(x); }
+};
+template <> struct dl_round<__nv_bfloat16> {
+    __device__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+};
+
+template <typename OUT, typename T> __device__ __forceinline__ OUT dl_narrow(T x)
+{
+    return dl_round<OUT>::from(x);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
 /* Calls LAUNCHER::template run<T, Op>(args...) for (type, op); returns
- * cudaErrorInvalidValue for values outside the enums (the host layer checks them first). */
+ * cudaErrorInvalidValue for values outside the enums (the host layer checks them first).
+ * Compaction's dispatch: the six 32- and 64-bit types. */
 template <typename LAUNCHER, typename... ARGS>
 static int dl_dispatch(dlscan_type type, dlscan_op op, ARGS... args)
 {
@@ -178,6 +220,111 @@ static int dl_dispatch(dlscan_type type, dlscan_op op, ARGS... args)
     default: return (int)cudaErrorInvalidValue;
     }
 #undef DL_DISPATCH_OPS
+}
+
+/* What dl_dispatch_pair returns for a pair of types it has no kernel for. */
+#define DL_NO_PAIR (-1)
+
+/* Calls LAUNCHER::template run<IN, T, OUT, Op>(args...): a sum reads SUM_IN, accumulates in
+ * SUM_T and writes SUM_OUT; min and max read IN, accumulate in T and write OUT. */
+template <typename LAUNCHER, typename SUM_IN, typename SUM_T, typename SUM_OUT, typename IN,
+          typename T, typename OUT, typename... ARGS>
+static int dl_dispatch_op(dlscan_op op, ARGS... args)
+{
+    switch (op) {
+    case DLSCAN_SUM: return LAUNCHER::template run<SUM_IN, SUM_T, SUM_OUT, dl_sum<SUM_T>>(args...);
+    case DLSCAN_MIN: return LAUNCHER::template run<IN, T, OUT, dl_min<T>>(args...);
+    case DLSCAN_MAX: return LAUNCHER::template run<IN, T, OUT, dl_max<T>>(args...);
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+
+/*
+ * The scan's dispatch, over the pairs of input and output types dlscan.h lists: calls
+ * LAUNCHER::template run<IN, T, OUT, Op>(args...), where IN is the items' type, T the
+ * accumulator, OUT the output type. Instantiations are shared where the code is the same:
+ * - an integer sum's result does not depend on the output's signedness (int8 into int32 and
+ *   into uint32 run one kernel), nor, written back into 8 or 16 bits, on the input's;
+ * - a 32- or 64-bit integer into the other signedness of its own size is the same bits.
+ * Returns DL_NO_PAIR for other pairs.
+ */
+template <typename LAUNCHER, typename... ARGS>
+static int dl_dispatch_pair(dlscan_type in, dlscan_type out, dlscan_op op, ARGS... args)
+{
+/* Integers into the 32- or 64-bit integer OUT_T (sums in SUM_T). */
+#define DL_INTEGER_INTO(SUM_T, OUT_T)                                                            \
+    case DLSCAN_INT8: return dl_dispatch_op<LAUNCHER, int8_t, SUM_T, SUM_T, int8_t, OUT_T, OUT_T>(op, args...);   \
+    case DLSCAN_UINT8: return dl_dispatch_op<LAUNCHER, uint8_t, SUM_T, SUM_T, uint8_t, OUT_T, OUT_T>(op, args...); \
+    case DLSCAN_INT16: return dl_dispatch_op<LAUNCHER, int16_t, SUM_T, SUM_T, int16_t, OUT_T, OUT_T>(op, args...); \
+    case DLSCAN_UINT16: return dl_dispatch_op<LAUNCHER, uint16_t, SUM_T, SUM_T, uint16_t, OUT_T, OUT_T>(op, args...);
+/* OUT_T into itself, or from its other signedness (the same bits). */
+#define DL_OWN(OWN_IN, OTHER_IN, SUM_T, OUT_T)                                                   \
+    case OWN_IN:                                                                                \
+    case OTHER_IN: return dl_dispatch_op<LAUNCHER, SUM_T, SUM_T, SUM_T, OUT_T, OUT_T, OUT_T>(op, args...);
+/* An 8- or 16-bit integer into itself: accumulated in 32 bits (min and max as OUT_T's
+ * signedness), its outputs cut back to its bits. */
+#define DL_NARROW_OWN(SUM_X, X, T)                                                               \
+    return dl_dispatch_op<LAUNCHER, SUM_X, uint32_t, SUM_X, X, T, X>(op, args...);
+    switch (out) {
+    case DLSCAN_INT32:
+        switch (in) {
+            DL_OWN(DLSCAN_INT32, DLSCAN_UINT32, uint32_t, int32_t)
+            DL_INTEGER_INTO(uint32_t, int32_t)
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_UINT32:
+        switch (in) {
+            DL_OWN(DLSCAN_UINT32, DLSCAN_INT32, uint32_t, uint32_t)
+            DL_INTEGER_INTO(uint32_t, uint32_t)
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_INT64:
+        switch (in) {
+            DL_OWN(DLSCAN_INT64, DLSCAN_UINT64, uint64_t, int64_t)
+            DL_INTEGER_INTO(uint64_t, int64_t)
+        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, uint64_t, uint64_t, int32_t, int64_t, int64_t>(op, args...);
+        case DLSCAN_UINT32: return dl_dispatch_op<LAUNCHER, uint32_t, uint64_t, uint64_t, uint32_t, int64_t, int64_t>(op, args...);
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_UINT64:
+        switch (in) {
+            DL_OWN(DLSCAN_UINT64, DLSCAN_INT64, uint64_t, uint64_t)
+            DL_INTEGER_INTO(uint64_t, uint64_t)
+        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, uint64_t, uint64_t, int32_t, uint64_t, uint64_t>(op, args...);
+        case DLSCAN_UINT32: return dl_dispatch_op<LAUNCHER, uint32_t, uint64_t, uint64_t, uint32_t, uint64_t, uint64_t>(op, args...);
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_FLOAT32:
+        switch (in) {
+        case DLSCAN_FLOAT32: return dl_dispatch_op<LAUNCHER, float, float, float, float, float, float>(op, args...);
+        case DLSCAN_FLOAT16: return dl_dispatch_op<LAUNCHER, __half, float, float, __half, float, float>(op, args...);
+        case DLSCAN_BFLOAT16: return dl_dispatch_op<LAUNCHER, __nv_bfloat16, float, float, __nv_bfloat16, float, float>(op, args...);
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_FLOAT64:
+        switch (in) {
+        case DLSCAN_FLOAT64: return dl_dispatch_op<LAUNCHER, double, double, double, double, double, double>(op, args...);
+        case DLSCAN_FLOAT32: return dl_dispatch_op<LAUNCHER, float, double, double, float, double, double>(op, args...);
+        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, double, double, int32_t, double, double>(op, args...);
+        default: return DL_NO_PAIR;
+        }
+    case DLSCAN_INT8: if (in == DLSCAN_INT8) DL_NARROW_OWN(uint8_t, int8_t, int32_t) return DL_NO_PAIR;
+    case DLSCAN_UINT8: if (in == DLSCAN_UINT8) DL_NARROW_OWN(uint8_t, uint8_t, uint32_t) return DL_NO_PAIR;
+    case DLSCAN_INT16: if (in == DLSCAN_INT16) DL_NARROW_OWN(uint16_t, int16_t, int32_t) return DL_NO_PAIR;
+    case DLSCAN_UINT16: if (in == DLSCAN_UINT16) DL_NARROW_OWN(uint16_t, uint16_t, uint32_t) return DL_NO_PAIR;
+    case DLSCAN_FLOAT16:
+        if (in == DLSCAN_FLOAT16)
+            return dl_dispatch_op<LAUNCHER, __half, float, __half, __half, float, __half>(op, args...);
+        return DL_NO_PAIR;
+    case DLSCAN_BFLOAT16:
+        if (in == DLSCAN_BFLOAT16)
+            return dl_dispatch_op<LAUNCHER, __nv_bfloat16, float, __nv_bfloat16, __nv_bfloat16, float, __nv_bfloat16>(op, args...);
+        return DL_NO_PAIR;
+    default: return DL_NO_PAIR;
+    }
+#undef DL_INTEGER_INTO
+#undef DL_OWN
+#undef DL_NARROW_OWN
 }
 
 #endif /* DLSCAN_OPS_CUH */

@@ -57,6 +57,16 @@ __device__ __forceinline__ void dl_bulk_expect(uint64_t *bar, uint32_t bytes)
                  : "memory");
 }
 
+/* Only expects `bytes` from bulk copies, without arriving: the phase then also waits for an
+ * arrival of its own (dl_mbar_arrive), after whatever the arriving thread publishes with it. */
+__device__ __forceinline__ void dl_bulk_expect_only(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(dl_smem_address(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
 /* Has the bulk-copy engine bring `bytes` (a multiple of 16) from global `src` to shared
  * `dst`, counting them on the barrier. EVICT_FIRST marks the lines it reads in L2 as the
  * first to evict (streaming data, read once): the scan's copies take it, compaction's do not
@@ -94,22 +104,23 @@ struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
 };
 
 /* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
- * DL_SCAN_BLOCKS_PER_SM blocks share an SM's shared memory, each with DL_RING_OTHER_BYTES
- * for its own variables and the system's reservation (config.h). (select_flagged's int32
+ * `blocks` blocks (DL_SCAN_BLOCKS_PER_SM) share an SM's shared memory, each with
+ * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). (select_flagged's int32
  * stages carry 8 KB of flags next to 32 KB of items: three of them would leave room for one
  * block per SM, which ran slower than two stages and two blocks; bench/NOTES.md, "Compaction
  * kernels".) */
-__host__ __device__ constexpr int dl_ring_stages(int stage_bytes)
+__host__ __device__ constexpr int dl_ring_stages(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
 {
-    const int fit = (DL_SM_SHARED_BYTES / DL_SCAN_BLOCKS_PER_SM - DL_RING_OTHER_BYTES) / stage_bytes;
+    const int fit = (DL_SM_SHARED_BYTES / blocks - DL_RING_OTHER_BYTES) / stage_bytes;
     return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
 }
 
 /* Checks, at compile time, that a persistent kernel's blocks fit as many to an SM as the
  * launcher counts on. */
-template <typename SHARED> __host__ __device__ constexpr bool dl_ring_fits(int stage_bytes)
+template <typename SHARED>
+__host__ __device__ constexpr bool dl_ring_fits(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
 {
-    return DL_SCAN_BLOCKS_PER_SM * (SHARED::stages * stage_bytes + (int)sizeof(SHARED) + 1024) <=
+    return blocks * (SHARED::stages * stage_bytes + (int)sizeof(SHARED) + 1024) <=
            DL_SM_SHARED_BYTES;
 }
 

@@ -9,6 +9,12 @@
  * through shared memory), a block scan and the look-back (tile.cuh, lookback.cuh), scans the
  * rows from there and stores them. Each item is read once and written once.
  *
+ * A kernel reads items of IN, accumulates in T and writes OUT (ops.cuh, dl_dispatch_pair):
+ * the items are converted to T as they are loaded and the results rounded to OUT as they are
+ * stored, so the tile's shape is T's. The seed (init) may come from device memory, read by
+ * the block of tile 0 before it publishes anything (in the persistent kernel, by the producer
+ * that fetches tile 0); the thread that holds item n - 1 writes the total.
+ *
  * dl_scan_persistent_kernel (sm_90, 16-byte aligned pointers; the default): a grid of a few
  *   blocks per SM, each with three roles. A producer warp draws tickets and has Hopper's
  *   bulk-copy engine prefetch those tiles into a ring of STAGES shared-memory buffers; a
@@ -44,10 +50,10 @@
  * dl_first_tile_by_compute) before any scan, from a reduction of their rows; in the one-block
  * kernels after the scans, which kept min and max beside the sum where publishing first did
  * not (bench/NOTES.md, "Publishing the aggregate first"). */
-template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED, bool TRANSPOSED,
-          typename SHARED>
+template <typename T, typename OUT, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED,
+          bool TRANSPOSED, typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_probe &probe, SHARED &sh,
-                                             uint32_t tile, uint32_t epoch,
+                                             uint32_t tile, uint32_t epoch, T seed,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
                                              T *warp_scratch, bool is_published, T published)
 {
@@ -62,7 +68,6 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
             lane_sum[r] = Op()(lane_sum[r], v[r][e]);
     }
 
-    const T seed = dl_value_from_bits<T>(p.seed_bits);
     if constexpr (SPECIALIZED) {
         if (!is_published) {
             published = dl_tile_publish_aggregate<T, Op, S::rows, S::warps, true>(
@@ -89,6 +94,12 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
             published);
     }
 
+    /* The total: the last tile's row that holds item n - 1, scanned through (items past n
+     * are the identity). */
+    const uint64_t tile_base = (uint64_t)tile * S::tile_items;
+    const bool has_total = p.total && tile_base + S::tile_items >= p.n;
+    const uint64_t first_of_lane =
+        tile_base + (uint64_t)(threadIdx.x / 32) * S::items_per_warp + (uint64_t)(threadIdx.x % 32) * S::vec;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
         T prefix = row_prefix[r];
@@ -103,15 +114,26 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
                 v[r][e] = prefix;
             }
         }
+        if (has_total && p.n - 1 - (first_of_lane + r * 32 * S::vec) < (uint64_t)S::vec)
+            *static_cast<OUT *>(p.total) = dl_narrow<OUT>(prefix);
     }
     /* The persistent kernel stores whole tiles without bound checks (dl_store_tile). The
      * one-block kernels keep the per-row checks, which ran faster for them (bench/NOTES.md,
      * "Loads, stores and cache hints"). */
-    const uint64_t tile_base = (uint64_t)tile * S::tile_items;
     if constexpr (SPECIALIZED)
-        dl_store_tile<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
+        dl_store_tile<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), tile_base, p.n, v);
     else
-        dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<T *>(p.out), tile_base, p.n, v);
+        dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), tile_base, p.n, v);
+}
+
+/* The scan's seed: the init in device memory (p.init, read for tile 0 only: no other tile
+ * uses it) or p.seed_bits, as a value of T. */
+template <typename T, typename OUT>
+__device__ __forceinline__ T dl_scan_seed(const dl_scan_params &p, uint32_t tile)
+{
+    if (p.init && tile == 0)
+        return dl_widen<T>(*static_cast<const OUT *>(p.init));
+    return dl_value_from_bits<T>(p.seed_bits);
 }
 
 /* ---------------------------------------------------------------- one block per tile */
@@ -127,7 +149,8 @@ template <typename T, bool LEFT_FOLD>
 struct dl_block_shared<T, LEFT_FOLD, false> : dl_tile_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD> {
 };
 
-template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool TRANSPOSED>
+template <typename IN, typename T, typename OUT, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD,
+          bool TRANSPOSED>
 __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
 {
     using S = dl_scan_shape<T>;
@@ -137,23 +160,23 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     uint32_t tile, epoch;
     dl_tile_take(p.control, probe, sh, &tile, &epoch);
     T v[S::rows][S::vec];
-    dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const T *>(p.in), (uint64_t)tile * S::tile_items,
+    dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const IN *>(p.in), (uint64_t)tile * S::tile_items,
                                        p.n, v);
     T *scratch = nullptr;
     if constexpr (TRANSPOSED)
         scratch = sh.scratch[threadIdx.x / 32];
-    dl_scan_tile<T, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(p, probe, sh, tile, epoch, v, scratch,
-                                                                     false, Op::identity());
+    dl_scan_tile<T, OUT, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(
+        p, probe, sh, tile, epoch, dl_scan_seed<T, OUT>(p, tile), v, scratch, false, Op::identity());
     dl_epoch_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
 /* Large inputs without the persistent kernel: given no minimum of blocks per SM, ptxas keeps
  * most instantiations at 64-80 registers (three or four blocks per SM), which one block per
  * tile needs at these sizes (bench/NOTES.md, "Few-tiles kernel"). */
-template <typename T, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
+template <typename IN, typename T, typename OUT, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_params p)
 {
-    dl_scan_block<T, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p);
+    dl_scan_block<IN, T, OUT, Op, VECTOR_ACCESS, LEFT_FOLD, false>(p);
 }
 
 /* No more tiles than half the persistent kernel's blocks (sm_90, small inputs): the registers
@@ -162,31 +185,76 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_scan_kernel(const dl_scan_
  * spilled. 64-bit tiles take the transposed warp scan: half the operator's applications of
  * the row scans, which brought int64 min and max to the sum's pace; 32-bit tiles keep the row
  * scans, faster for them (bench/NOTES.md, "Few-tiles kernel"). */
-template <typename T, typename Op, bool LEFT_FOLD>
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD>
 __global__ void __launch_bounds__(DL_SCAN_THREADS, DL_SCAN_BLOCKS_PER_SM)
     dl_scan_few_tiles_kernel(const dl_scan_params p)
 {
-    dl_scan_block<T, Op, true, LEFT_FOLD, sizeof(T) == 8>(p);
+    dl_scan_block<IN, T, OUT, Op, true, LEFT_FOLD, sizeof(T) == 8>(p);
 }
 
 /* ---------------------------------------------------------------- persistent, specialized */
 
-/* The scan's stage fill: one bulk copy of the tile's items. */
-template <typename T> struct dl_scan_fill {
+/* A stage holds one tile of input items: tile_items of IN. */
+template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_stage_bytes()
+{
+    return dl_scan_shape<T>::tile_items * (int)sizeof(IN);
+}
+
+/* The persistent kernel's blocks per SM: DL_SCAN_BLOCKS_PER_SM_NARROW for items narrower than
+ * a 32-bit accumulator, DL_SCAN_BLOCKS_PER_SM for the others (config.h). */
+template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_blocks_per_sm()
+{
+    return sizeof(IN) < sizeof(T) && sizeof(T) == 4 ? DL_SCAN_BLOCKS_PER_SM_NARROW : DL_SCAN_BLOCKS_PER_SM;
+}
+
+/* Its launch bound's minimum of blocks per SM: none (1) where two blocks fit as the registers
+ * fall (bench/NOTES.md, "Persistent kernel and the ring"), three for the narrow items. */
+template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_min_blocks()
+{
+    return dl_scan_blocks_per_sm<IN, T>() == DL_SCAN_BLOCKS_PER_SM ? 1 : dl_scan_blocks_per_sm<IN, T>();
+}
+
+/* The scan's stage fill: one bulk copy of the tile's items. Tile 0's also brings an init from
+ * device memory into `seed`, read while the copy is under way: the stage's phase completes
+ * only with the arrival after it is written, which hands it to the reducer and the compute
+ * warps with the stage. (A read by each block at its start, before its roles began, cost every
+ * chained call about a microsecond.) */
+template <typename IN, typename T, typename OUT> struct dl_scan_fill {
     const dl_scan_params &p;
     unsigned char *stages;
+    T *seed;
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
     {
         using S = dl_scan_shape<T>;
+        constexpr int bytes = dl_scan_stage_bytes<IN, T>();
         const uint64_t base = (uint64_t)tile * S::tile_items;
-        if (base + S::tile_items > p.n)
-            return false; /* the partial last tile: from global memory */
-        dl_bulk_expect(full, S::tile_bytes);
-        dl_bulk_copy<true>(stages + s * S::tile_bytes, static_cast<const T *>(p.in) + base,
-                           S::tile_bytes, full);
+        const bool reads_init = tile == 0 && p.init;
+        if (base + S::tile_items > p.n) { /* the partial last tile: from global memory */
+            if (reads_init)
+                *seed = dl_widen<T>(*static_cast<const OUT *>(p.init));
+            return false;
+        }
+        const IN *from = static_cast<const IN *>(p.in) + base;
+        if (!reads_init) {
+            dl_bulk_expect(full, bytes);
+            dl_bulk_copy<true>(stages + s * bytes, from, bytes, full);
+            return true;
+        }
+        dl_bulk_expect_only(full, bytes);
+        dl_bulk_copy<true>(stages + s * bytes, from, bytes, full);
+        *seed = dl_widen<T>(*static_cast<const OUT *>(p.init));
+        dl_mbar_arrive(full);
         return true;
     }
 };
+
+/* The seed of a stage's tile in the persistent kernel: tile 0's init from device memory
+ * (dl_scan_fill), else `seed` (the host's, which only tile 0 uses). */
+template <typename T, typename SHARED>
+__device__ __forceinline__ T dl_stage_seed(const dl_scan_params &p, SHARED &sh, uint32_t tile, T seed)
+{
+    return tile == 0 && p.init ? dl_stage_header(sh.seed) : seed;
+}
 
 /* Whether the compute warps take the block's first tile alone: where the grid has a block for
  * every tile, so that a block's first tile is, as a rule, its only one. Its compute warps
@@ -206,12 +274,13 @@ template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compu
  * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
  * it while this tile still waits for its block's compute warps. A first tile that the compute
  * warps take alone it only passes on. */
-template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
+template <typename IN, typename T, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, const dl_probe &probe,
                                                      SHARED &sh, const unsigned char *stages,
-                                                     uint32_t tiles)
+                                                     uint32_t tiles, T seed)
 {
     using S = dl_scan_shape<T>;
+    constexpr int stage_bytes = dl_scan_stage_bytes<IN, T>();
     const int lane = threadIdx.x % 32;
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
@@ -229,11 +298,13 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
         if (base + S::tile_items <= p.n) {
             /* CHAINS x vec independent accumulators: the chain of dependent operations is
              * vectors / (32 CHAINS) long instead of tile_items / 32 (bench/NOTES.md, "Reducer
-             * chains"). */
+             * chains"). A vector of narrower items than T folds item k into accumulator
+             * k % vec: a fixed order, with as many accumulators as for T. */
             constexpr int CHAINS = DL_SCAN_REDUCE_CHAINS;
-            constexpr int vectors = S::tile_bytes / 16;
+            constexpr int vectors = stage_bytes / 16;
+            constexpr int per_vector = 16 / (int)sizeof(IN);
             static_assert(vectors % (32 * CHAINS) == 0, "whole rounds of chains");
-            const uint4 *staged = reinterpret_cast<const uint4 *>(stages + s * S::tile_bytes);
+            const uint4 *staged = reinterpret_cast<const uint4 *>(stages + s * stage_bytes);
             T chain[CHAINS][S::vec];
 #pragma unroll
             for (int c = 0; c < CHAINS; ++c)
@@ -244,11 +315,11 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
             for (int j = lane; j < vectors; j += 32 * CHAINS) {
 #pragma unroll
                 for (int c = 0; c < CHAINS; ++c) {
-                    dl_vector<T, S::vec> u;
+                    dl_row_items<IN, per_vector> u;
                     u.raw = staged[j + 32 * c];
 #pragma unroll
-                    for (int e = 0; e < S::vec; ++e)
-                        chain[c][e] = Op()(chain[c][e], u.item[e]);
+                    for (int k = 0; k < per_vector; ++k)
+                        chain[c][k % S::vec] = Op()(chain[c][k % S::vec], dl_widen<T>(u.item[k]));
                 }
             }
 #pragma unroll
@@ -257,17 +328,17 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
                 for (int e = 0; e < S::vec; ++e)
                     acc = Op()(acc, chain[c][e]);
         } else {
-            const T *in = static_cast<const T *>(p.in) + base;
+            const IN *in = static_cast<const IN *>(p.in) + base;
             const uint64_t count = p.n - base;
             for (uint64_t i = (uint64_t)lane * S::vec; i < count; i += 32 * S::vec)
                 for (int e = 0; e < S::vec; ++e)
                     if (i + e < count)
-                        acc = Op()(acc, in[i + e]);
+                        acc = Op()(acc, dl_widen<T>(in[i + e]));
         }
         const T aggregate = dl_warp_reduce<T, Op>(acc);
+        const T tile_seed = dl_stage_seed(p, sh, tile, seed); /* every lane: a shuffle */
         if (lane == 0) {
-            dl_publish_aggregate<T, Op>(p.descriptors, tile, sh.epoch,
-                                        dl_value_from_bits<T>(p.seed_bits), aggregate, probe);
+            dl_publish_aggregate<T, Op>(p.descriptors, tile, sh.epoch, tile_seed, aggregate, probe);
             sh.stage_aggregate[s] = aggregate;
             dl_mbar_arrive(&sh.reduced[s]);
         }
@@ -278,12 +349,14 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
  * tile (look-back by warp 0, inclusive prefix on the reducer's aggregate, stores). A first
  * tile of their own (dl_first_tile_by_compute) they take as soon as it lands, and publish its
  * aggregate themselves. */
-template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, const dl_probe &probe,
                                                       SHARED &sh, const unsigned char *stages,
-                                                      uint32_t tiles)
+                                                      uint32_t tiles, T seed)
 {
     using S = dl_scan_shape<T>;
+    using U = dl_row_items<IN, S::vec>;
+    constexpr int stage_bytes = dl_scan_stage_bytes<IN, T>();
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const bool own_first = dl_first_tile_by_compute<LEFT_FOLD>(tiles);
     for (uint32_t k = 0;; ++k) {
@@ -298,17 +371,17 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, c
         const uint64_t base = (uint64_t)tile * S::tile_items;
         T v[S::rows][S::vec];
         if (base + S::tile_items <= p.n) {
-            const uint4 *staged = reinterpret_cast<const uint4 *>(stages + s * S::tile_bytes);
+            const auto *staged = reinterpret_cast<const typename U::raw_type *>(stages + s * stage_bytes);
 #pragma unroll
             for (int r = 0; r < S::rows; ++r) {
-                dl_vector<T, S::vec> u;
+                U u;
                 u.raw = staged[(warp * S::rows + r) * 32 + lane];
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
-                    v[r][e] = u.item[e];
+                    v[r][e] = dl_widen<T>(u.item[e]);
             }
         } else {
-            dl_load_tile<T, Op, true>(static_cast<const T *>(p.in), base, p.n, v);
+            dl_load_tile<T, Op, true>(static_cast<const IN *>(p.in), base, p.n, v);
         }
         /* The reducer is done with the stage: it read the first tile's header, and no more. */
         if (!reduced)
@@ -316,41 +389,50 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, c
         __syncwarp();
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
-        dl_scan_tile<T, Op, true, LEFT_FOLD, true, true>(p, probe, sh, tile, epoch, v, sh.scratch[warp],
-                                                        reduced, aggregate);
+        dl_scan_tile<T, OUT, Op, true, LEFT_FOLD, true, true>(
+            p, probe, sh, tile, epoch, dl_stage_seed(p, sh, tile, seed), v, sh.scratch[warp], reduced,
+            aggregate);
     }
 }
 
 /* The scan's ring: stages of one tile each, as many as fit (ring.cuh), the compute
  * warps' scratch for the transposed warp scan and their totals for a first tile of their own. */
-template <typename T, bool LEFT_FOLD>
+template <typename T, bool LEFT_FOLD, int STAGE_BYTES, int BLOCKS>
 struct dl_scan_shared : dl_persistent_shared<T, dl_scan_shape<T>::warps, LEFT_FOLD,
-                                             dl_ring_stages(dl_scan_shape<T>::tile_bytes)> {
+                                             dl_ring_stages(STAGE_BYTES, BLOCKS)> {
     using S = dl_scan_shape<T>;
     T scratch[S::warps][dl_warp_scratch<T, S::rows, S::scratch_passes>::items];
     T warp_totals[S::warps];
+    T seed; /* tile 0's, from p.init (dl_scan_fill) */
 };
 
-template <typename T, typename Op, bool LEFT_FOLD>
-__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
+template <typename IN, typename T, bool LEFT_FOLD>
+using dl_scan_shared_for =
+    dl_scan_shared<T, LEFT_FOLD, dl_scan_stage_bytes<IN, T>(), dl_scan_blocks_per_sm<IN, T>()>;
+
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks<IN, T>())
     dl_scan_persistent_kernel(const dl_scan_params p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using S = dl_scan_shape<T>;
+    using SHARED = dl_scan_shared_for<IN, T, LEFT_FOLD>;
     extern __shared__ __align__(128) unsigned char stages[];
-    __shared__ dl_scan_shared<T, LEFT_FOLD> sh;
-    static_assert(dl_ring_fits<dl_scan_shared<T, LEFT_FOLD>>(S::tile_bytes), "blocks per SM");
+    __shared__ SHARED sh;
+    static_assert(dl_ring_fits<SHARED>(dl_scan_stage_bytes<IN, T>(), dl_scan_blocks_per_sm<IN, T>()),
+                  "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
     dl_ring_init(sh, S::warps);
     dl_grid_dependency();
+    const T seed = dl_value_from_bits<T>(p.seed_bits);
     if (warp == S::warps)
-        dl_persistent_produce(p.control, probe, sh, tiles, dl_scan_fill<T>{p, stages});
+        dl_persistent_produce(p.control, probe, sh, tiles, dl_scan_fill<IN, T, OUT>{p, stages, &sh.seed});
     else if (warp == S::warps + 1)
-        dl_persistent_reduce<T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles);
+        dl_persistent_reduce<IN, T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles, seed);
     else
-        dl_persistent_compute<T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles);
+        dl_persistent_compute<IN, T, OUT, Op, LEFT_FOLD>(p, probe, sh, stages, tiles, seed);
     __syncthreads();
     dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
@@ -377,11 +459,11 @@ static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, di
     return (int)cudaLaunchKernelEx(&config, kernel, p);
 }
 
-/* Picks the kernel and instantiation for T and Op: where the GPU and the alignment allow,
- * persistent, or one block per tile for fewer tiles than its grid; elsewhere one block per
- * tile with element or vector accesses; tree or left fold. */
+/* Picks the kernel and instantiation for IN, T, OUT and Op: where the GPU and the alignment
+ * allow, persistent, or one block per tile for fewer tiles than its grid; elsewhere one block
+ * per tile with element or vector accesses; tree or left fold. */
 struct dl_scan_launcher {
-    template <typename T, typename Op>
+    template <typename IN, typename T, typename OUT, typename Op>
     static int run(const dl_scan_params *p, int left_fold, cudaStream_t stream)
     {
         using S = dl_scan_shape<T>;
@@ -392,58 +474,80 @@ struct dl_scan_launcher {
         /* Persistent from half a grid of tiles: fewer tiles finish sooner one block each
          * (bench/NOTES.md, "Which kernel runs"). */
         if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
-            const uint64_t blocks = tiles < p->persistent_blocks ? tiles : p->persistent_blocks;
-            const size_t stage_bytes = (size_t)dl_scan_shared<T, false>::stages * S::tile_bytes;
-            return dl_launch(fold ? dl_scan_persistent_kernel<T, Op, fold_matters>
-                                  : dl_scan_persistent_kernel<T, Op, false>,
+            const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM *
+                                  dl_scan_blocks_per_sm<IN, T>();
+            const uint64_t blocks = tiles < grid ? tiles : grid;
+            const size_t stage_bytes =
+                (size_t)dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
+            return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters>
+                                  : dl_scan_persistent_kernel<IN, T, OUT, Op, false>,
                              *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
                              stream);
         }
         if (vector && p->persistent_blocks > 0)
-            return dl_launch(fold ? dl_scan_few_tiles_kernel<T, Op, fold_matters>
-                                  : dl_scan_few_tiles_kernel<T, Op, false>,
+            return dl_launch(fold ? dl_scan_few_tiles_kernel<IN, T, OUT, Op, fold_matters>
+                                  : dl_scan_few_tiles_kernel<IN, T, OUT, Op, false>,
                              *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
-        void (*kernel)(dl_scan_params) = vector && fold ? dl_scan_kernel<T, Op, true, fold_matters>
-                                         : vector       ? dl_scan_kernel<T, Op, true, false>
-                                         : fold         ? dl_scan_kernel<T, Op, false, fold_matters>
-                                                        : dl_scan_kernel<T, Op, false, false>;
+        void (*kernel)(dl_scan_params) = vector && fold ? dl_scan_kernel<IN, T, OUT, Op, true, fold_matters>
+                                         : vector       ? dl_scan_kernel<IN, T, OUT, Op, true, false>
+                                         : fold         ? dl_scan_kernel<IN, T, OUT, Op, false, fold_matters>
+                                                        : dl_scan_kernel<IN, T, OUT, Op, false, false>;
         return dl_launch(kernel, *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
     }
 };
 
 /* Lets the persistent kernels use more than 48 KB of shared memory (once per handle). */
 struct dl_scan_preparer {
-    template <typename T, typename Op> static int run(int unused)
+    template <typename IN, typename T, typename OUT, typename Op> static int run(int unused)
     {
         (void)unused;
-        const int bytes = dl_scan_shared<T, false>::stages * dl_scan_shape<T>::tile_bytes;
-        cudaError_t error = cudaFuncSetAttribute(dl_scan_persistent_kernel<T, Op, false>,
+        const int bytes = dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
+        cudaError_t error = cudaFuncSetAttribute(dl_scan_persistent_kernel<IN, T, OUT, Op, false>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if constexpr (dl_fold_order_matters<T, Op>::value) /* no left-fold kernel otherwise */
             if (error == cudaSuccess)
-                error = cudaFuncSetAttribute(dl_scan_persistent_kernel<T, Op, true>,
+                error = cudaFuncSetAttribute(dl_scan_persistent_kernel<IN, T, OUT, Op, true>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         return (int)error;
     }
 };
 
-extern "C" int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type type, dlscan_op op,
-                                  int left_fold, cudaStream_t stream)
+extern "C" int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan_type type,
+                                  dlscan_op op, int left_fold, cudaStream_t stream)
 {
     if (params->n == 0)
         return (int)cudaSuccess;
-    return dl_dispatch<dl_scan_launcher>(type, op, params, left_fold, stream);
+    const int error = dl_dispatch_pair<dl_scan_launcher>(in_type, type, op, params, left_fold, stream);
+    return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
 }
 
 extern "C" int dl_gpu_scan_prepare(void)
 {
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
-        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
-            const int error = dl_dispatch<dl_scan_preparer>((dlscan_type)type, (dlscan_op)op, 0);
-            if (error != (int)cudaSuccess)
-                return error;
-        }
+    for (int in = DLSCAN_INT32; in <= DLSCAN_BFLOAT16; ++in)
+        for (int out = DLSCAN_INT32; out <= DLSCAN_BFLOAT16; ++out)
+            for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
+                const int error = dl_dispatch_pair<dl_scan_preparer>((dlscan_type)in, (dlscan_type)out,
+                                                                     (dlscan_op)op, 0);
+                if (error != (int)cudaSuccess && error != DL_NO_PAIR)
+                    return error;
+            }
     return (int)cudaSuccess;
+}
+
+/* The total of a scan of no items: the init, from device memory or as bits. */
+__global__ void dl_scan_total_kernel(const void *init, void *total, uint64_t bits, int bytes)
+{
+    const unsigned char *from = init ? static_cast<const unsigned char *>(init)
+                                     : reinterpret_cast<const unsigned char *>(&bits);
+    for (int i = 0; i < bytes; ++i)
+        static_cast<unsigned char *>(total)[i] = from[i];
+}
+
+extern "C" int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t bytes,
+                                 cudaStream_t stream)
+{
+    dl_scan_total_kernel<<<1, 1, 0, stream>>>(init, total, init_bits, (int)bytes);
+    return (int)cudaGetLastError();
 }
 
 extern "C" uint32_t dl_gpu_scan_blocks_per_sm(void) { return DL_SCAN_BLOCKS_PER_SM; }
@@ -457,6 +561,6 @@ extern "C" size_t dl_gpu_tile_items(dlscan_type type)
     case DLSCAN_INT64:
     case DLSCAN_UINT64:
     case DLSCAN_FLOAT64: return dl_scan_shape<uint64_t>::tile_items;
-    default: return 0;
+    default: return 0; /* not an accumulator (dl_acc_type) */
     }
 }

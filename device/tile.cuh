@@ -7,7 +7,9 @@
  *                     the tile, rows in order, and within a row lane l comes before lane l+1
  *                     (the layout the prefixes below assume);
  *   dl_load_tile, dl_store_tile, dl_store_tile_rows  a thread's rows from and to global
- *                     memory, 16 bytes at a time, bound-checked only in a partial tile;
+ *                     memory, one access per row, bound-checked only in a partial tile; items
+ *                     of a narrower type than T are converted as they are loaded, and T is
+ *                     rounded to the output type as it is stored (ops.cuh);
  *   dl_tile_take      thread 0 takes the block's tile from the handle's counter;
  *   dl_tile_warp_prefix  a warp's exclusive prefix over the whole input, from the warps'
  *                     totals: a block scan, then warp 0 publishes the tile's aggregate, looks
@@ -26,6 +28,7 @@
 
 #include "config.h"
 #include "lookback.cuh"
+#include "ops.cuh"
 
 /* ---------------------------------------------------------------- the tile's shape */
 
@@ -46,6 +49,29 @@ template <typename T, int VEC> union dl_vector {
     T item[VEC];
 };
 
+/* An unsigned type of B bytes: one access of B bytes. */
+template <int B> struct dl_raw;
+template <> struct dl_raw<2> {
+    using type = unsigned short;
+};
+template <> struct dl_raw<4> {
+    using type = unsigned int;
+};
+template <> struct dl_raw<8> {
+    using type = uint2;
+};
+template <> struct dl_raw<16> {
+    using type = uint4;
+};
+
+/* A row of VEC items of X as one access: 16 bytes for X the size of the tile's T, fewer
+ * for narrower items (a uint8 row of a 64-bit tile is 2 bytes). */
+template <typename X, int VEC> union dl_row_items {
+    using raw_type = typename dl_raw<VEC * (int)sizeof(X)>::type;
+    raw_type raw;
+    X item[VEC];
+};
+
 static_assert(dl_scan_shape<uint32_t>::tile_items == DL_SCAN_TILE_ITEMS_4B &&
                   dl_scan_shape<uint64_t>::tile_items == DL_SCAN_TILE_ITEMS_8B,
               "the tiles are the ones the host layer reserves descriptors for (config.h)");
@@ -59,46 +85,53 @@ __device__ __forceinline__ uint4 dl_load_vector(const void *p)
     return __ldcs(static_cast<const uint4 *>(p));
 }
 
-/* Loads one row (VEC items from idx on) from global memory; items past n read as the
- * identity. */
-template <typename T, typename Op, int VEC, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_load_row(const T *in, uint64_t idx, uint64_t n, bool whole,
+/* One row's load, of any of dl_raw's sizes, marked the same way. */
+template <typename R> __device__ __forceinline__ R dl_load_raw(const void *p)
+{
+    return __ldcs(static_cast<const R *>(p));
+}
+
+/* Loads one row (VEC items from idx on) from global memory as values of T; items past n read
+ * as the identity. */
+template <typename T, typename Op, int VEC, bool VECTOR_ACCESS, typename IN>
+__device__ __forceinline__ void dl_load_row(const IN *in, uint64_t idx, uint64_t n, bool whole,
                                             T (&v)[VEC])
 {
     if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
-        dl_vector<T, VEC> u;
-        u.raw = dl_load_vector(in + idx);
+        dl_row_items<IN, VEC> u;
+        u.raw = dl_load_raw<typename dl_row_items<IN, VEC>::raw_type>(in + idx);
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            v[e] = u.item[e];
+            v[e] = dl_widen<T>(u.item[e]);
         return;
     }
 #pragma unroll
     for (int e = 0; e < VEC; ++e)
-        v[e] = (whole || idx + e < n) ? in[idx + e] : Op::identity();
+        v[e] = (whole || idx + e < n) ? dl_widen<T>(in[idx + e]) : Op::identity();
 }
 
-template <typename T, int VEC, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_store_row(T *out, uint64_t idx, uint64_t n, bool whole,
+template <typename T, int VEC, bool VECTOR_ACCESS, typename OUT>
+__device__ __forceinline__ void dl_store_row(OUT *out, uint64_t idx, uint64_t n, bool whole,
                                              const T (&v)[VEC])
 {
     if (VECTOR_ACCESS && (whole || idx + VEC <= n)) {
-        dl_vector<T, VEC> u;
+        dl_row_items<OUT, VEC> u;
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-            u.item[e] = v[e];
-        __stcs(reinterpret_cast<uint4 *>(out + idx), u.raw);
+            u.item[e] = dl_narrow<OUT>(v[e]);
+        using R = typename dl_row_items<OUT, VEC>::raw_type;
+        __stcs(reinterpret_cast<R *>(out + idx), u.raw);
         return;
     }
 #pragma unroll
     for (int e = 0; e < VEC; ++e)
         if (whole || idx + e < n)
-            out[idx + e] = v[e];
+            out[idx + e] = dl_narrow<OUT>(v[e]);
 }
 
-/* This thread's rows of a tile from global memory. */
-template <typename T, typename Op, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, uint64_t n,
+/* This thread's rows of a tile from global memory, items of IN as values of T. */
+template <typename T, typename Op, bool VECTOR_ACCESS, typename IN>
+__device__ __forceinline__ void dl_load_tile(const IN *in, uint64_t tile_base, uint64_t n,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
 {
     using S = dl_scan_shape<T>;
@@ -110,15 +143,16 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
          * dl_load_row's per-row bound checks, ptxas loaded each row of 8-byte items into the
          * same registers and waited for it before the next: eight L2 round trips in a row;
          * bench/NOTES.md, "Loads, stores and cache hints".) */
-        dl_vector<T, S::vec> u[S::rows];
+        using U = dl_row_items<IN, S::vec>;
+        U u[S::rows];
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
-            u[r].raw = dl_load_vector(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
+            u[r].raw = dl_load_raw<typename U::raw_type>(in + warp_base + (uint64_t)(r * 32 + lane) * S::vec);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
 #pragma unroll
             for (int e = 0; e < S::vec; ++e)
-                v[r][e] = u[r].item[e];
+                v[r][e] = dl_widen<T>(u[r].item[e]);
         return;
     }
 #pragma unroll
@@ -127,10 +161,10 @@ __device__ __forceinline__ void dl_load_tile(const T *in, uint64_t tile_base, ui
                                                   n, whole, v[r]);
 }
 
-/* This thread's rows of a tile to global memory, each row with dl_store_row's bound check;
- * items past n are not written. */
-template <typename T, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_store_tile_rows(T *out, uint64_t tile_base, uint64_t n,
+/* This thread's rows of a tile to global memory as OUT, each row with dl_store_row's bound
+ * check; items past n are not written. */
+template <typename T, bool VECTOR_ACCESS, typename OUT>
+__device__ __forceinline__ void dl_store_tile_rows(OUT *out, uint64_t tile_base, uint64_t n,
                                                    const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
 {
     using S = dl_scan_shape<T>;
@@ -145,8 +179,8 @@ __device__ __forceinline__ void dl_store_tile_rows(T *out, uint64_t tile_base, u
 
 /* The same, storing a whole tile without the per-row checks (through them, each row's store
  * paid eight to ten instructions of 64-bit index arithmetic and compares). */
-template <typename T, bool VECTOR_ACCESS>
-__device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64_t n,
+template <typename T, bool VECTOR_ACCESS, typename OUT>
+__device__ __forceinline__ void dl_store_tile(OUT *out, uint64_t tile_base, uint64_t n,
                                               const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
 {
     using S = dl_scan_shape<T>;
@@ -155,7 +189,7 @@ __device__ __forceinline__ void dl_store_tile(T *out, uint64_t tile_base, uint64
         return;
     }
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    T *warp_out = out + tile_base + (uint64_t)warp * S::items_per_warp + (uint64_t)lane * S::vec;
+    OUT *warp_out = out + tile_base + (uint64_t)warp * S::items_per_warp + (uint64_t)lane * S::vec;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r)
         dl_store_row<T, S::vec, true>(warp_out + r * 32 * S::vec, 0, 0, true, v[r]);

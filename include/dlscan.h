@@ -51,7 +51,7 @@ typedef struct CUstream_st *cudaStream_t;
     X(DLSCAN_ERROR_INVALID_HANDLE, 1, "the handle is NULL")                                     \
     X(DLSCAN_ERROR_INVALID_ARGUMENT, 2,                                                         \
       "an argument is NULL or out of range; dlscan_last_error() names it")                      \
-    X(DLSCAN_ERROR_INVALID_TYPE, 3, "unknown dlscan_type")                                      \
+    X(DLSCAN_ERROR_INVALID_TYPE, 3, "unknown dlscan_type, or one this call does not take")                                      \
     X(DLSCAN_ERROR_INVALID_OP, 4, "unknown dlscan_op")                                          \
     X(DLSCAN_ERROR_NOT_DEVICE_MEMORY, 5,                                                        \
       "a pointer is not memory this handle can scan: device memory of the handle's device "    \
@@ -68,7 +68,9 @@ typedef struct CUstream_st *cudaStream_t;
       "dlscan_reserve() before capturing")                                                      \
     X(DLSCAN_ERROR_CUDA, 13, "a CUDA call failed; dlscan_last_error() has the CUDA error")      \
     X(DLSCAN_ERROR_NOT_SUPPORTED, 14, "not supported by this handle's backend")                 \
-    X(DLSCAN_ERROR_SYSTEM, 15, "a system call failed (starting a thread)")
+    X(DLSCAN_ERROR_SYSTEM, 15, "a system call failed (starting a thread)")                       \
+    X(DLSCAN_ERROR_TYPE_PAIR, 16,                                                               \
+      "dlscan does not scan this input type into this output type (dlscan.h lists the pairs)")
 
 typedef enum dlscan_status {
 #define DLSCAN_STATUS_ENUM_ENTRY(name, number, message) name = number,
@@ -76,14 +78,23 @@ typedef enum dlscan_status {
 #undef DLSCAN_STATUS_ENUM_ENTRY
 } dlscan_status;
 
-/* Element types. Integer sums wrap around modulo 2^bits (two's complement). */
+/* Element types. Integer sums wrap around modulo 2^bits of the output type (two's
+ * complement). FLOAT16 (IEEE binary16) and BFLOAT16 are 16-bit patterns on the host side, so
+ * no CUDA header is needed: a uint16_t array holds them. Every type can be scanned; stream
+ * compaction takes the first six (the 32- and 64-bit types). */
 typedef enum dlscan_type {
     DLSCAN_INT32 = 0,
     DLSCAN_UINT32 = 1,
     DLSCAN_INT64 = 2,
     DLSCAN_UINT64 = 3,
     DLSCAN_FLOAT32 = 4,
-    DLSCAN_FLOAT64 = 5
+    DLSCAN_FLOAT64 = 5,
+    DLSCAN_INT8 = 6,
+    DLSCAN_UINT8 = 7,
+    DLSCAN_INT16 = 8,
+    DLSCAN_UINT16 = 9,
+    DLSCAN_FLOAT16 = 10,
+    DLSCAN_BFLOAT16 = 11
 } dlscan_type;
 
 /* Operators, with their identities: sum 0 (-0.0 for floats, so that a sum of -0.0 items is
@@ -129,13 +140,13 @@ DLSCAN_API dlscan_status dlscan_create_cpu(dlscan_handle_t *h, int threads);
  * device first (work still queued may be using the storage). */
 DLSCAN_API void dlscan_destroy(dlscan_handle_t h);
 
-/* Grows the handle's storage so that scans of up to n items of `type` never allocate.
- * Call it before capturing calls into a CUDA graph. Synchronizes the device when it
- * must grow. */
+/* Grows the handle's storage so that scans of up to n items into `type` (the output type)
+ * never allocate. Call it before capturing calls into a CUDA graph. Synchronizes the device
+ * when it must grow. */
 DLSCAN_API dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type);
 
-/* Items per partition (tile) for `type` on this handle's backend. Tests and tools use
- * it to pick sizes at tile edges. */
+/* Items per partition (tile) of a scan whose output type is `type`, on this handle's
+ * backend. Tests and tools use it to pick sizes at tile edges. */
 DLSCAN_API dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items);
 
 /* "gpu" or "cpu"; "invalid" for NULL. */
@@ -171,6 +182,70 @@ DLSCAN_API dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_
 DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out,
                                                size_t n, dlscan_type type, dlscan_op op,
                                                const void *init, cudaStream_t stream);
+
+/* ---- Every scan: dlscan_scan ----
+ *
+ * One call for every scan: an output type apart from the input type, the init from the host
+ * or from device memory, and the total written to device memory. The two calls above are
+ * dlscan_scan with out_type = in_type.
+ *
+ * - The scan accumulates in out_type. Each item is first converted to out_type as C converts
+ *   it: integers widen (sign-extended from signed types, so int8 -1 into uint32 is
+ *   0xffffffff), float16 and bfloat16 convert exactly to float32. The pairs (in -> out):
+ *     every type into itself;
+ *     every integer type into each 32- or 64-bit integer type at least as wide;
+ *     float16 and bfloat16 into float32; float32 into float64; int32 into float64.
+ *   Others get DLSCAN_ERROR_TYPE_PAIR. An 8- or 16-bit type scanned into itself accumulates
+ *   in 32 bits (float16 and bfloat16 in float32) and rounds each output to its type: integer
+ *   sums wrap modulo 2^8 or 2^16 all the same, float sums are a float32 sum rounded once.
+ * - init (host memory, read before the call returns) or d_init (device memory of the handle's
+ *   device, read when the kernel runs, so earlier work on the stream may write it): one
+ *   out_type value, folded in first. For an exclusive scan it is out[0]; an inclusive scan
+ *   starts from it too (out[j] = init op in[0] op ... op in[j]). Neither: the operator's
+ *   identity. Both: DLSCAN_ERROR_INVALID_ARGUMENT.
+ * - d_total (device memory, or NULL): gets init op in[0] op ... op in[n-1], as out_type (for
+ *   n == 0, init itself). d_total may equal d_init: each call of a chain over chunks reads the
+ *   running total there and leaves the next one, with no trip to the host. The total is an
+ *   out_type value: a float16 or bfloat16 sum into itself, chained, rounds its running total
+ *   to 16 bits at each chunk's end (chain float16 into float32 to keep float32 throughout).
+ * - d_out == d_in scans in place where the two types have the same size. d_init and d_total
+ *   may not overlap d_out, d_total not d_in; each is aligned to out_type's size.
+ * - The struct: start from DLSCAN_SCAN_ARGS_INIT and set the fields you need. `size` says
+ *   which fields the caller was built with: later versions add fields at the end only, and a
+ *   library takes the size of any version up to its own (fields the caller lacks keep their
+ *   defaults), or a larger one whose fields unknown to it are all zero
+ *   (DLSCAN_ERROR_NOT_SUPPORTED otherwise), so a program keeps working with later libraries.
+ *
+ *     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+ *     a.d_in = d_flags;    a.in_type = DLSCAN_UINT8;
+ *     a.d_out = d_offsets; a.out_type = DLSCAN_INT64;
+ *     a.n = n;             a.exclusive = 1;
+ *     dlscan_status status = dlscan_scan(h, &a, stream);
+ *
+ * Errors: those of the two calls above, DLSCAN_ERROR_TYPE_PAIR, and
+ * DLSCAN_ERROR_INVALID_ARGUMENT for args == NULL, a size smaller than the first version's
+ * (DLSCAN_SCAN_ARGS_SIZE_V1), exclusive not 0 or 1, or both inits. */
+typedef struct dlscan_scan_args {
+    size_t size;          /* sizeof(dlscan_scan_args) as the caller was compiled */
+    const void *d_in;     /* n items of in_type */
+    void *d_out;          /* n items of out_type */
+    size_t n;
+    dlscan_type in_type;
+    dlscan_type out_type; /* the accumulator */
+    dlscan_op op;
+    int exclusive;        /* 0: inclusive scan; 1: exclusive scan */
+    const void *init;     /* one out_type value in host memory, or NULL */
+    const void *d_init;   /* one out_type value in device memory, or NULL */
+    void *d_total;        /* one out_type value in device memory, or NULL */
+} dlscan_scan_args;
+
+/* The size of the struct's first version (this one): the smallest `size` taken. */
+#define DLSCAN_SCAN_ARGS_SIZE_V1 (offsetof(dlscan_scan_args, d_total) + sizeof(void *))
+#define DLSCAN_SCAN_ARGS_INIT                                                                   \
+    {sizeof(dlscan_scan_args), NULL, NULL, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, NULL, NULL, NULL}
+
+DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
+                                     cudaStream_t stream);
 
 /* ---- Stream compaction ----
  *

@@ -63,75 +63,178 @@ void dlscan_destroy(dlscan_handle_t h)
 
 const char *dlscan_backend_name(dlscan_handle_t h) { return h ? h->backend->name : "invalid"; }
 
-/* The checks every call that reads n items from d_in and writes them to d_out shares. */
-static dlscan_status dl_check_in_out(dlscan_handle_t h, const void *in, const void *out, size_t n,
-                                     dlscan_type type)
+/* One pointer argument: not NULL, aligned to `size`, and `bytes` of memory the backend scans. */
+static dlscan_status dl_check_buffer(dlscan_handle_t h, const void *p, size_t size, size_t bytes,
+                                     const char *what)
 {
-    const size_t size = dl_type_size(type);
-    dlscan_status status;
-    if ((status = dl_check_count(h, n, type, h->backend->tile_items(h, type))) != DLSCAN_SUCCESS ||
-        (status = dl_check_pointer(h, in, size, "d_in")) != DLSCAN_SUCCESS ||
-        (status = dl_check_pointer(h, out, size, "d_out")) != DLSCAN_SUCCESS)
-        return status;
-    const size_t bytes = n * size;
-    if (in != out && dl_ranges_overlap(in, bytes, out, bytes))
-        return dl_fail(h, DLSCAN_ERROR_OVERLAP,
-                       "d_in = %p and d_out = %p are %zu bytes long and overlap; pass d_out == "
-                       "d_in to scan in place",
-                       in, out, bytes);
-    if ((status = h->backend->check_range(h, in, bytes, "d_in")) != DLSCAN_SUCCESS)
-        return status;
-    if (out != in)
-        return h->backend->check_range(h, out, bytes, "d_out");
+    const dlscan_status status = dl_check_pointer(h, p, size, what);
+    return status != DLSCAN_SUCCESS ? status : h->backend->check_range(h, p, bytes, what);
+}
+
+static dlscan_status dl_overlap(dlscan_handle_t h, const char *a_name, const void *a, size_t a_bytes,
+                                const char *b_name, const void *b, size_t b_bytes)
+{
+    return dl_fail(h, DLSCAN_ERROR_OVERLAP, "%s = %p (%zu bytes) and %s = %p (%zu bytes) overlap",
+                   a_name, a, a_bytes, b_name, b, b_bytes);
+}
+
+/* The arguments of a dlscan_scan_args of args->size bytes in *a: args itself, or `copy` with
+ * the fields the caller lacks at their defaults. Fails where the size is not one this library
+ * takes. */
+static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *args,
+                                  dlscan_scan_args *copy, const dlscan_scan_args **a)
+{
+    const size_t ours = sizeof *copy;
+    if (args->size < DLSCAN_SCAN_ARGS_SIZE_V1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->size = %zu is less than the first version's %zu: start from "
+                       "DLSCAN_SCAN_ARGS_INIT",
+                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1);
+    if (args->size >= ours) { /* a later header's struct: its new fields must be unset */
+        const unsigned char *tail = (const unsigned char *)args + ours;
+        for (size_t i = 0; i < args->size - ours; ++i)
+            if (tail[i])
+                return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                               "args->size = %zu: byte %zu is set, in a field this library (%zu "
+                               "bytes of dlscan_scan_args) does not know",
+                               args->size, ours + i, ours);
+        *a = args;
+        return DLSCAN_SUCCESS;
+    }
+    const dlscan_scan_args defaults = DLSCAN_SCAN_ARGS_INIT;
+    *copy = defaults;
+    memcpy(copy, args, args->size);
+    copy->size = ours;
+    *a = copy;
     return DLSCAN_SUCCESS;
 }
 
-static dlscan_status dl_scan(dlscan_handle_t h, const void *in, void *out, size_t n,
-                             dlscan_type type, dlscan_op op, int exclusive, const void *init,
-                             cudaStream_t stream)
+static dlscan_status dl_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
 {
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
-    dlscan_status status = dl_check_type(h, type);
+    if (!args)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "args is NULL");
+    dlscan_scan_args copy;
+    const dlscan_scan_args *a = NULL;
+    dlscan_status status = dl_scan_args(h, args, &copy, &a);
     if (status != DLSCAN_SUCCESS)
         return status;
-    if (!dl_op_valid(op))
+    if ((status = dl_check_type(h, a->in_type)) != DLSCAN_SUCCESS ||
+        (status = dl_check_type(h, a->out_type)) != DLSCAN_SUCCESS)
+        return status;
+    if (!dl_op_valid(a->op))
         return dl_fail(h, DLSCAN_ERROR_INVALID_OP,
                        "op = %d is not a dlscan_op (DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2)",
-                       (int)op);
-    if (n == 0)
+                       (int)a->op);
+    if (!dl_pair_valid(a->in_type, a->out_type))
+        return dl_fail(h, DLSCAN_ERROR_TYPE_PAIR,
+                       "%s items into %s: not a pair dlscan scans (dlscan.h, dlscan_scan, lists them)",
+                       dl_type_name(a->in_type), dl_type_name(a->out_type));
+    if (a->exclusive != 0 && a->exclusive != 1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
+    if (a->init && a->d_init)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "init and d_init are both set: give the init one way");
+
+    const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
+    const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
+    const size_t tile = h->backend->tile_items(h, acc);
+    if ((status = dl_check_count(h, n, in_size > size ? in_type : type, tile)) != DLSCAN_SUCCESS)
+        return status;
+    const size_t in_bytes = n * in_size, bytes = n * size;
+    if (n > 0) {
+        if ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
+            (status = dl_check_pointer(h, a->d_out, size, "d_out")) != DLSCAN_SUCCESS)
+            return status;
+        if (a->d_in == a->d_out && in_size != size)
+            return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                           "d_in == d_out = %p: a scan in place needs types of one size, and %s "
+                           "items are %zu bytes, %s items %zu",
+                           a->d_in, dl_type_name(in_type), in_size, dl_type_name(type), size);
+        if (a->d_in != a->d_out && dl_ranges_overlap(a->d_in, in_bytes, a->d_out, bytes))
+            return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                           "d_in = %p (%zu bytes) and d_out = %p (%zu bytes) overlap; pass d_out == "
+                           "d_in to scan in place",
+                           a->d_in, in_bytes, a->d_out, bytes);
+        if ((status = h->backend->check_range(h, a->d_in, in_bytes, "d_in")) != DLSCAN_SUCCESS ||
+            (a->d_out != a->d_in &&
+             (status = h->backend->check_range(h, a->d_out, bytes, "d_out")) != DLSCAN_SUCCESS))
+            return status;
+    }
+    if (a->d_init) {
+        if ((status = dl_check_buffer(h, a->d_init, size, size, "d_init")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_init, size, a->d_out, bytes))
+            return dl_overlap(h, "d_init", a->d_init, size, "d_out", a->d_out, bytes);
+    }
+    if (a->d_total) {
+        if ((status = dl_check_buffer(h, a->d_total, size, size, "d_total")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_in, in_bytes))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_in", a->d_in, in_bytes);
+        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_out, bytes))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_out", a->d_out, bytes);
+        if (a->d_init && a->d_init != a->d_total &&
+            dl_ranges_overlap(a->d_total, size, a->d_init, size))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_init", a->d_init, size);
+    }
+    if (n == 0 && !a->d_total)
         return DLSCAN_SUCCESS;
-    if ((status = dl_check_in_out(h, in, out, n, type)) != DLSCAN_SUCCESS ||
-        (status = h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(h, type)), dl_words_per_tile(type),
-                                       stream)) !=
-            DLSCAN_SUCCESS)
+    if (n > 0 && (status = h->backend->reserve(h, dl_tiles(n, tile), dl_words_per_tile(type),
+                                                stream)) != DLSCAN_SUCCESS)
         return status;
 
-    dl_scan_request request = {in, out, n, type, op, exclusive, dl_identity_bits(type, op), stream};
-    if (exclusive && init) {
-        if (dl_type_size(type) == 4) {
-            uint32_t bits;
-            memcpy(&bits, init, sizeof bits);
-            request.seed_bits = bits;
-        } else {
-            memcpy(&request.seed_bits, init, sizeof request.seed_bits);
-        }
-    }
+    const uint64_t init_bits = a->init ? dl_bits_read(a->init, type) : dl_identity_bits(type, a->op);
+    const dl_scan_request request = {
+        .in = a->d_in,
+        .out = a->d_out,
+        .n = n,
+        .in_type = in_type,
+        .type = type,
+        .acc_type = acc,
+        .op = a->op,
+        .exclusive = a->exclusive,
+        .seed_bits = dl_acc_bits(type, init_bits),
+        .init_bits = init_bits,
+        .init = a->d_init,
+        .total = a->d_total,
+        .stream = stream,
+    };
     return h->backend->scan(h, &request);
+}
+
+dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
+{
+    return dl_scan(h, args, stream);
 }
 
 dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
                                     dlscan_type type, dlscan_op op, cudaStream_t stream)
 {
-    return dl_scan(h, d_in, d_out, n, type, op, 0, NULL, stream);
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_out = d_out;
+    a.n = n;
+    a.in_type = a.out_type = type;
+    a.op = op;
+    return dl_scan(h, &a, stream);
 }
 
 dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
                                     dlscan_type type, dlscan_op op, const void *init,
                                     cudaStream_t stream)
 {
-    return dl_scan(h, d_in, d_out, n, type, op, 1, init, stream);
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_out = d_out;
+    a.n = n;
+    a.in_type = a.out_type = type;
+    a.op = op;
+    a.exclusive = 1;
+    a.init = init;
+    return dl_scan(h, &a, stream);
 }
 
 dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
@@ -140,11 +243,12 @@ dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
     dlscan_status status = dl_check_type(h, type);
-    if (status == DLSCAN_SUCCESS)
-        status = dl_check_count(h, n, type, h->backend->tile_items(h, type));
-    if (status != DLSCAN_SUCCESS || n == 0)
+    if (status != DLSCAN_SUCCESS)
         return status;
-    return h->backend->reserve(h, dl_tiles(n, h->backend->tile_items(h, type)), dl_words_per_tile(type), NULL);
+    const size_t tile = h->backend->tile_items(h, dl_acc_type(type));
+    if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS || n == 0)
+        return status;
+    return h->backend->reserve(h, dl_tiles(n, tile), dl_words_per_tile(type), NULL);
 }
 
 dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items)
@@ -157,7 +261,7 @@ dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *ite
         return status;
     if (!items)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "items is NULL");
-    *items = h->backend->tile_items(h, type);
+    *items = h->backend->tile_items(h, dl_acc_type(type));
     return DLSCAN_SUCCESS;
 }
 

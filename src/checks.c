@@ -14,9 +14,20 @@ dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type)
 {
     if (!dl_type_valid(type))
         return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
-                       "type = %d is not a dlscan_type (DLSCAN_INT32 = 0 .. DLSCAN_FLOAT64 = 5)",
+                       "type = %d is not a dlscan_type (DLSCAN_INT32 = 0 .. DLSCAN_BFLOAT16 = 11)",
                        (int)type);
     return DLSCAN_SUCCESS;
+}
+
+dlscan_status dl_check_compact_type(dlscan_handle_t h, dlscan_type type)
+{
+    const dlscan_status status = dl_check_type(h, type);
+    if (status == DLSCAN_SUCCESS && dl_type_size(type) < 4)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
+                       "type = %s: compaction takes the 32- and 64-bit types (DLSCAN_INT32 .. "
+                       "DLSCAN_FLOAT64)",
+                       dl_type_name(type));
+    return status;
 }
 
 dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type, size_t tile)

@@ -72,7 +72,7 @@ static dlscan_status dl_start(dlscan_handle_t h, dlscan_type type)
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
-    return dl_check_type(h, type);
+    return dl_check_compact_type(h, type);
 }
 
 #define DL_COUNT_BUFFER(name, p) {p, sizeof(size_t), sizeof(size_t), name, 1, NULL}
@@ -162,7 +162,7 @@ dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_keys_in, con
                                    cudaStream_t stream)
 {
     dlscan_status status = dl_start(h, key_type);
-    if (status != DLSCAN_SUCCESS || (status = dl_check_type(h, value_type)) != DLSCAN_SUCCESS)
+    if (status != DLSCAN_SUCCESS || (status = dl_check_compact_type(h, value_type)) != DLSCAN_SUCCESS)
         return status;
     if (!dl_op_valid(op))
         return dl_fail(h, DLSCAN_ERROR_INVALID_OP,

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,36 +207,69 @@ void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
 }
 
 /* A scan tile: reduce, the protocol, then the scan from the prefix (in place: the tile
- * reads and writes only its own items). */
+ * reads and writes only its own items). A scan whose input or output type is not its
+ * accumulator's converts the tile's items into the worker's scratch first, and its outputs
+ * from there. The last tile keeps the total. */
 static void dl_cpu_scan_tile(dl_cpu_worker *w, uint32_t tile)
 {
-    const dl_cpu_job *job = w->job;
+    dl_cpu_job *job = w->job;
     const size_t first = (size_t)tile * job->tile_items;
     const size_t count = job->n - first < job->tile_items ? job->n - first : job->tile_items;
-    const void *in = job->in + first * job->item_size;
+    const void *in = job->in + first * job->in_size;
     void *out = job->out + first * job->item_size;
+    const int converts = job->in_type != job->acc_type || job->type != job->acc_type;
+    if (converts) {
+        dl_cpu_widen(job->in_type, job->acc_type, in, w->scratch, count);
+        in = w->scratch;
+    }
     const dl_bits aggregate = {job->ops->reduce(in, count, job->lookback.identity.lo), 0};
     const dl_bits prefix = dl_cpu_tile_prefix(w, tile, aggregate);
-    job->ops->scan(in, out, count, prefix.lo, job->exclusive);
+    const uint64_t total = job->ops->scan(in, converts ? w->scratch : out, count, prefix.lo,
+                                          job->exclusive);
+    if (converts)
+        dl_cpu_narrow(job->acc_type, job->type, w->scratch, out, count);
+    if (tile == job->tiles - 1)
+        job->total_bits = total;
+}
+
+/* Writes one value of r->type to r->total: the accumulator's `acc_bits` rounded to it. */
+static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
+{
+    if (r->type == r->acc_type)
+        memcpy(r->total, &acc_bits, dl_type_size(r->type)); /* little-endian: the low bytes */
+    else
+        dl_cpu_narrow(r->acc_type, r->type, &acc_bits, r->total, 1);
 }
 
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
+    /* The call runs now: d_init is read now. */
+    const uint64_t seed_bits = r->init ? dl_acc_bits(r->type, dl_bits_read(r->init, r->type))
+                                       : r->seed_bits;
+    if (r->n == 0) {
+        dl_cpu_write_total(r, seed_bits);
+        return DLSCAN_SUCCESS;
+    }
     dl_cpu_job job = {
         .work_tile = dl_cpu_scan_tile,
-        .ops = dl_cpu_ops_for(r->type, r->op),
+        .ops = dl_cpu_ops_for(r->acc_type, r->op),
         .in = r->in,
         .out = r->out,
         .n = r->n,
         .item_size = dl_type_size(r->type),
+        .in_size = dl_type_size(r->in_type),
         .type = r->type,
-        .seed = {r->seed_bits, 0},
+        .in_type = r->in_type,
+        .acc_type = r->acc_type,
+        .seed = {seed_bits, 0},
         .exclusive = r->exclusive,
     };
     job.lookback.words = dl_words_per_tile(r->type);
     job.lookback.combine = job.ops->combine;
-    job.lookback.identity = (dl_bits){dl_identity_bits(r->type, r->op), 0};
+    job.lookback.identity = (dl_bits){dl_identity_bits(r->acc_type, r->op), 0};
     dl_cpu_run(h, &job);
+    if (r->total)
+        dl_cpu_write_total(r, job.total_bits);
     return DLSCAN_SUCCESS;
 }
 

@@ -23,7 +23,9 @@ typedef struct dl_cpu_worker {
     uint32_t random; /* for the probe's pauses */
     pthread_t thread;
     int started;
-    void *scratch;   /* a tile's input, copied (compaction): 2 x tile items x 8 bytes */
+    void *scratch;   /* 2 x tile items x 8 bytes: a tile's input, copied (compaction), or its
+                        items as accumulator values (a scan whose types are not its
+                        accumulator's) */
 } dl_cpu_worker;
 
 /* A tile's work: everything from its items to its outputs, protocol included. */
@@ -41,9 +43,13 @@ struct dl_cpu_job {
     size_t *num_out;          /* the count (compaction) */
     size_t n;
     size_t tile_items;
-    size_t item_size;
+    size_t item_size;         /* items (keys); a scan's output items */
+    size_t in_size;           /* a scan's input items */
     size_t value_size;        /* reduce-by-key */
-    dlscan_type type;
+    dlscan_type type;         /* items (keys); a scan's output type */
+    dlscan_type in_type;      /* a scan's input type */
+    dlscan_type acc_type;     /* a scan's accumulator (dl_acc_type) */
+    uint64_t total_bits;      /* a scan's total, as acc_type: written by the last tile */
     int kind;                 /* dl_compact_kind (compaction) */
     int predicate;            /* select_if */
     uint64_t operand_bits;    /* select_if */

@@ -62,8 +62,8 @@ static int dl_cpu_select_if_keeps(const dl_cpu_job *job, const char *item)
     case DLSCAN_UINT64: DL_COMPARE(uint64_t, item, job->operand_bits, job->predicate);
     case DLSCAN_FLOAT32: DL_COMPARE(float, item, job->operand_bits, job->predicate);
     case DLSCAN_FLOAT64: DL_COMPARE(double, item, job->operand_bits, job->predicate);
+    default: return 0; /* compaction takes the six types above (dl_check_compact_type) */
     }
-    return 0;
 }
 
 /* Does the tile's item i (copied to `items`) stay (selects) or start a run (the others)?

@@ -1,12 +1,14 @@
 /*
- * cpu_ops.c: the CPU backend's loops, one set per element type and operator, stamped out
- * by DL_CPU_OPS. Signed integer sums run on the unsigned type of the same size: two's-
- * complement wrap-around without undefined behaviour (as on the GPU).
+ * cpu_ops.c: the CPU backend's loops, one set per accumulator type and operator, stamped out
+ * by DL_CPU_OPS, and the conversions into and out of the accumulator. Signed integer sums run
+ * on the unsigned type of the same size: two's-complement wrap-around without undefined
+ * behaviour (as on the GPU).
  */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_ops.h"
+#include "internal.h"
 
 #define DL_SUM(a, b) ((a) + (b))
 #define DL_MIN(a, b) ((b) < (a) ? (b) : (a))
@@ -74,8 +76,8 @@
             total = COMBINE(total, x[i]);                                                         \
         return NAME##_to_bits(total);                                                             \
     }                                                                                             \
-    static void NAME##_scan(const void *in, void *out, size_t n, uint64_t prefix_bits,            \
-                            int exclusive)                                                        \
+    static uint64_t NAME##_scan(const void *in, void *out, size_t n, uint64_t prefix_bits,        \
+                                int exclusive)                                                    \
     {                                                                                             \
         const T *x = in;                                                                          \
         T *y = out;                                                                               \
@@ -92,6 +94,7 @@
                 y[i] = running;                                                                   \
             }                                                                                     \
         }                                                                                         \
+        return NAME##_to_bits(running);                                                           \
     }                                                                                             \
     static const dl_cpu_ops NAME = {NAME##_combine, NAME##_segmented, NAME##_reduce, NAME##_scan};
 
@@ -123,4 +126,63 @@ const dl_cpu_ops *dl_cpu_ops_for(dlscan_type type, dlscan_op op)
     if ((unsigned)type >= 6 || (unsigned)op >= 3)
         return NULL;
     return table[type][op];
+}
+
+/* One item of `type` at p: integers as int64 (signed types sign-extended) or, for the
+ * unsigned ones, their value; floats as double. */
+static int64_t dl_read_integer(dlscan_type type, const char *p)
+{
+    switch (type) {
+    case DLSCAN_INT8: return *(const int8_t *)p;
+    case DLSCAN_UINT8: return *(const uint8_t *)p;
+    case DLSCAN_INT16: return *(const int16_t *)p;
+    case DLSCAN_UINT16: return *(const uint16_t *)p;
+    case DLSCAN_INT32: return *(const int32_t *)p;
+    case DLSCAN_UINT32: return *(const uint32_t *)p;
+    default: { /* 64-bit: the bits */
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    }
+}
+
+static double dl_read_float(dlscan_type type, const char *p)
+{
+    switch (type) {
+    case DLSCAN_FLOAT16: return dl_half_to_float(*(const uint16_t *)p);
+    case DLSCAN_BFLOAT16: return dl_bfloat16_to_float(*(const uint16_t *)p);
+    case DLSCAN_FLOAT32: return *(const float *)p;
+    case DLSCAN_FLOAT64: return *(const double *)p;
+    default: return (double)dl_read_integer(type, p); /* int32 into float64: exact */
+    }
+}
+
+void dl_cpu_widen(dlscan_type from, dlscan_type acc, const void *in, void *out, size_t n)
+{
+    const size_t size = dl_type_size(from);
+    const char *x = in;
+    for (size_t i = 0; i < n; ++i, x += size)
+        switch (acc) {
+        case DLSCAN_FLOAT32: ((float *)out)[i] = (float)dl_read_float(from, x); break;
+        case DLSCAN_FLOAT64: ((double *)out)[i] = dl_read_float(from, x); break;
+        case DLSCAN_INT32:
+        case DLSCAN_UINT32: ((uint32_t *)out)[i] = (uint32_t)dl_read_integer(from, x); break;
+        default: ((uint64_t *)out)[i] = (uint64_t)dl_read_integer(from, x); break;
+        }
+}
+
+void dl_cpu_narrow(dlscan_type acc, dlscan_type to, const void *in, void *out, size_t n)
+{
+    const size_t size = dl_type_size(to);
+    char *y = out;
+    for (size_t i = 0; i < n; ++i, y += size) {
+        if (to == DLSCAN_FLOAT16 || to == DLSCAN_BFLOAT16) {
+            const float f = ((const float *)in)[i];
+            const uint16_t bits = to == DLSCAN_FLOAT16 ? dl_float_to_half(f) : dl_float_to_bfloat16(f);
+            memcpy(y, &bits, sizeof bits);
+        } else { /* integers: the low bytes (little-endian) */
+            memcpy(y, (const char *)in + i * dl_type_size(acc), size);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 /*
  * cpu_ops.h: the CPU backend's loops for one element type and operator: combine (on value
- * bits, for the look-back), reduce a tile, scan a tile from a prefix.
+ * bits, for the look-back), reduce a tile, scan a tile from a prefix; and the conversions of
+ * a scan whose input or output type is not its accumulator.
  */
 #ifndef DLSCAN_CPU_OPS_H
 #define DLSCAN_CPU_OPS_H
@@ -19,11 +20,20 @@ typedef struct dl_cpu_ops {
     /* The reduction of n items; a fixed order, so float results repeat exactly. */
     uint64_t (*reduce)(const void *in, size_t n, uint64_t identity_bits);
     /* out[j] = prefix op in[0] op ... op in[j] (inclusive) or prefix op ... op in[j-1]
-     * (exclusive); out may equal in. */
-    void (*scan)(const void *in, void *out, size_t n, uint64_t prefix_bits, int exclusive);
+     * (exclusive); out may equal in. Returns prefix op in[0] op ... op in[n-1]. */
+    uint64_t (*scan)(const void *in, void *out, size_t n, uint64_t prefix_bits, int exclusive);
 } dl_cpu_ops;
 
-/* NULL for values outside the enums. */
+/* The loops of an accumulator type (dl_acc_type: one of the six 32- and 64-bit types); NULL
+ * for values outside the enums. */
 const dl_cpu_ops *dl_cpu_ops_for(dlscan_type type, dlscan_op op);
+
+/* n items of type `from` as values of `acc`, converted as C converts them (float16 and
+ * bfloat16 exactly to float32). */
+void dl_cpu_widen(dlscan_type from, dlscan_type acc, const void *in, void *out, size_t n);
+
+/* n values of `acc` rounded to type `to`: integers keep their low bytes, float32 goes to
+ * float16 or bfloat16 to nearest, ties to even. */
+void dl_cpu_narrow(dlscan_type acc, dlscan_type to, const void *in, void *out, size_t n);
 
 #endif /* DLSCAN_CPU_OPS_H */

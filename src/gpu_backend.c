@@ -184,11 +184,18 @@ static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
+    if (r->n == 0) { /* only the total */
+        const cudaError_t error = (cudaError_t)dl_gpu_scan_total(r->init, r->total, r->init_bits,
+                                                                 dl_type_size(r->type), r->stream);
+        return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "writing the total");
+    }
     const dl_scan_params params = {
         .in = r->in,
         .out = r->out,
         .n = r->n,
         .seed_bits = r->seed_bits,
+        .init = r->init,
+        .total = r->total,
         .descriptors = s->descriptors,
         .descriptor_words = s->descriptor_words,
         .control = s->control,
@@ -197,7 +204,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
         .dependent_launch = s->dependent_launch,
     };
-    const int error = dl_gpu_scan_launch(&params, r->type, r->op, h->deterministic, r->stream);
+    const int error = dl_gpu_scan_launch(&params, r->in_type, r->type, r->op, h->deterministic,
+                                         r->stream);
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
     return DLSCAN_SUCCESS;

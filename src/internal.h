@@ -12,15 +12,21 @@
 #include "launch.h"
 #include "protocol.h"
 
-/* A checked scan request, as the backends receive it. */
+/* A checked scan request, as the backends receive it. The scan accumulates in acc_type
+ * (dl_acc_type of the output type) and rounds each output to `type`. */
 typedef struct dl_scan_request {
     const void *in;
     void *out;
-    size_t n; /* > 0 */
-    dlscan_type type;
+    size_t n; /* > 0, or 0 with total set: only the total is written */
+    dlscan_type in_type;  /* the items' type */
+    dlscan_type type;     /* the output type */
+    dlscan_type acc_type; /* dl_acc_type(type) */
     dlscan_op op;
     int exclusive;
-    uint64_t seed_bits; /* exclusive: init (or the identity); inclusive: the identity */
+    uint64_t seed_bits;   /* the host init (or the identity), as an acc_type value */
+    uint64_t init_bits;   /* the same as a `type` value (the total of n == 0 without d_init) */
+    const void *init;     /* d_init: one `type` value read when the scan runs, or NULL */
+    void *total;          /* d_total: one `type` value, or NULL */
     cudaStream_t stream;
 } dl_scan_request;
 
@@ -86,18 +92,34 @@ dlscan_status dl_fail(dlscan_handle_t h, dlscan_status status, const char *forma
 #endif
     ;
 
-/* Element types. */
+/* Element types (types.c). */
 int dl_type_valid(dlscan_type type);
 int dl_op_valid(dlscan_op op);
 size_t dl_type_size(dlscan_type type);
 const char *dl_type_name(dlscan_type type);
-/* The identity of op on type, as the bits of one value. */
+/* Does a scan take items of `in` into `out` (dlscan.h lists the pairs)? */
+int dl_pair_valid(dlscan_type in, dlscan_type out);
+/* What a scan into `type` accumulates in: int32 for int8 and int16, uint32 for uint8 and
+ * uint16, float32 for float16 and bfloat16, the type itself for the others. */
+dlscan_type dl_acc_type(dlscan_type type);
+/* The identity of op on type, as the bits of one value of type. */
 uint64_t dl_identity_bits(dlscan_type type, dlscan_op op);
-/* Descriptor words per tile for a type: 1 for 32-bit values, 2 for 64-bit values. */
+/* One value of `type` at `value` as bits (the low bytes of the word). */
+uint64_t dl_bits_read(const void *value, dlscan_type type);
+/* A value of `type` (its bits) as the same value of dl_acc_type(type). */
+uint64_t dl_acc_bits(dlscan_type type, uint64_t bits);
+/* Descriptor words per tile for a scan into type: 1 for 32-bit accumulators, 2 for 64-bit. */
 int dl_words_per_tile(dlscan_type type);
+/* IEEE binary16 and bfloat16 to float32 (exact), and back (to nearest, ties to even). */
+float dl_half_to_float(uint16_t h);
+float dl_bfloat16_to_float(uint16_t b);
+uint16_t dl_float_to_half(float f);
+uint16_t dl_float_to_bfloat16(float f);
 
 /* Argument checks (checks.c). */
 dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
+/* For compaction: one of the six 32- and 64-bit types. */
+dlscan_status dl_check_compact_type(dlscan_handle_t h, dlscan_type type);
 /* n items of `type` in tiles of `tile` items: no more than one call can scan. */
 dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type, size_t tile);
 /* Not NULL, and aligned to `alignment` bytes; `what` names the argument. */

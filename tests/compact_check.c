@@ -33,6 +33,7 @@ static void put_number(dlscan_type type, void *items, size_t i, unsigned value)
     case DLSCAN_UINT64: ((uint64_t *)items)[i] = value; break;
     case DLSCAN_FLOAT32: ((float *)items)[i] = (float)value; break;
     case DLSCAN_FLOAT64: ((double *)items)[i] = value; break;
+    default: break; /* compaction takes the six types above */
     }
 }
 
@@ -105,8 +106,8 @@ static uint64_t combine_bits(dlscan_type type, dlscan_op op, uint64_t a, uint64_
     case DLSCAN_UINT64: COMBINE_AS(uint64_t);
     case DLSCAN_FLOAT32: COMBINE_AS(float);
     case DLSCAN_FLOAT64: COMBINE_AS(double);
+    default: return 0; /* compaction takes the six types above */
     }
-    return 0;
 #undef COMBINE_AS
 }
 
@@ -135,8 +136,8 @@ static int keeps(dlscan_type type, dlscan_predicate predicate, const void *items
     case DLSCAN_UINT64: TEST_AS(uint64_t);
     case DLSCAN_FLOAT32: TEST_AS(float);
     case DLSCAN_FLOAT64: TEST_AS(double);
+    default: return 0; /* compaction takes the six types above */
     }
-    return 0;
 #undef TEST_AS
 }
 

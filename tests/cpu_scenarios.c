@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "compact_check.h"
+#include "pair_check.h"
 #include "protocol.h"
 #include "scan_check.h"
 #include "testing.h"
@@ -64,6 +65,38 @@ void cpu_every_operator_and_size(dlscan_type type)
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle_tiles(4, 1024);
     scan_check_type(h, &host_memory, type, test_max_n(1u << 21), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_every_pair_and_operator(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    pair_check_every_output(h, &host_memory, in_type, test_max_n(1u << 20), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_chained_calls_with_device_init_and_total(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    pair_check_chains(h, &host_memory, in_type, test_max_n(1u << 18), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_16_bit_floats_with_nan_inf_and_subnormals(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    pair_check_16_bit_float_specials(h, &host_memory, &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_dlscan_scan_refusals(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(2);
+    pair_check_refusals(h, &host_memory, NULL, &rng);
     dlscan_destroy(h);
 }
 

@@ -26,6 +26,15 @@ void cpu_setting_a_used_epoch_again(void);
 void cpu_float_sums_keep_signed_zeros(void);
 /* Float sums are bitwise the same for 1 and 16 threads, run after run. */
 void cpu_float_sums_are_the_same_for_any_thread_count(void);
+/* dlscan_scan: every output type of in_type, every operator, init from the host, the device
+ * or neither, d_total, at tile edges (pair_check_every_output). */
+void cpu_every_pair_and_operator(dlscan_type in_type);
+/* Calls chained over chunks through d_init == d_total (pair_check_chains). */
+void cpu_chained_calls_with_device_init_and_total(dlscan_type in_type);
+/* float16 and bfloat16 with NaN, infinities and subnormals (pair_check_16_bit_float_specials). */
+void cpu_16_bit_floats_with_nan_inf_and_subnormals(void);
+/* What dlscan_scan refuses, and that it writes nothing then (pair_check_refusals). */
+void cpu_dlscan_scan_refusals(void);
 /* The five compaction calls on items of `type`, every pattern, in place and not. */
 void cpu_compaction(dlscan_type type);
 /* Bad arguments: the same statuses as on the GPU, nothing written. */

@@ -12,10 +12,16 @@
 #include "dlscan.h"
 #include "gpu_memory.h"
 
-/* The parameters of the tests that run once per element type. */
+/* The parameters of the tests that run once per element type: EVERY_TYPE, the six 32- and
+ * 64-bit types that compaction takes; EVERY_SCAN_TYPE, all twelve, which scans take. */
 static dlscan_type every_type[] __attribute__((unused)) = {
     DLSCAN_INT32, DLSCAN_UINT32, DLSCAN_INT64, DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
 #define EVERY_TYPE cr_make_param_array(dlscan_type, every_type, sizeof every_type / sizeof every_type[0])
+static dlscan_type every_scan_type[] __attribute__((unused)) = {
+    DLSCAN_INT32, DLSCAN_UINT32, DLSCAN_INT64,  DLSCAN_UINT64,  DLSCAN_FLOAT32, DLSCAN_FLOAT64,
+    DLSCAN_INT8,  DLSCAN_UINT8,  DLSCAN_INT16, DLSCAN_UINT16, DLSCAN_FLOAT16, DLSCAN_BFLOAT16};
+#define EVERY_SCAN_TYPE                                                                           \
+    cr_make_param_array(dlscan_type, every_scan_type, sizeof every_scan_type / sizeof every_scan_type[0])
 
 /* A handle on the current device and a non-blocking stream, or a skipped test. */
 static inline dlscan_handle_t gpu_handle(cudaStream_t *stream)

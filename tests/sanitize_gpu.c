@@ -2,8 +2,9 @@
  * sanitize_gpu.c: the GPU suites' kernel coverage as one plain program, for
  * compute-sanitizer (memcheck, racecheck; tools/gpu-check's sanitizer step). Criterion runs
  * each test in a sandboxed child process that the sanitizer does not follow, so this drives
- * the same shared checks (scan_check.c, compact_check.c) in a single process: every type
- * and operator and every compaction call, then bad input. Built twice: sanitize_gpu on the
+ * the same shared checks (scan_check.c, pair_check.c, compact_check.c) in a single process:
+ * every 32- and 64-bit type and operator and every compaction call, one dlscan_scan chain
+ * (uint8 into int32, d_init == d_total), then bad input. Built twice: sanitize_gpu on the
  * release library, with the default choice of kernel (few tiles one block each, more
  * persistent) and one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING),
  * with the persistent kernels forced at any size and pauses inside tiles. Sizes up to
@@ -13,6 +14,7 @@
 
 #include "compact_check.h"
 #include "gpu_memory.h"
+#include "pair_check.h"
 #include "scan_check.h"
 #include "testing.h"
 
@@ -44,7 +46,7 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + pauses + 1);
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + pauses + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
         for (int k = 0; k < count; ++k) {
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
@@ -67,6 +69,20 @@ int main(void)
         CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
         printf("%s %d - compaction with pauses in tiles\n", test_expect_failures == before ? "ok" : "not ok",
                ++step);
+    }
+    /* Exclusive uint8 sums into int32, chained over small chunks: each call reads the init
+     * from the device and leaves the total at the same address. */
+    {
+        const int before = test_expect_failures;
+        test_chain chain;
+        test_chain_make(h, &m, &chain, DLSCAN_UINT8, DLSCAN_INT32, DLSCAN_SUM, 1, max_n, &rng);
+        test_chain_fill(&m, &chain, &rng);
+        const dlscan_status status = test_chain_enqueue(h, &chain, stream);
+        CHECK(status == DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        test_chain_check(&m, &chain);
+        test_chain_free(&m, &chain);
+        printf("%s %d - uint8 into int32, chained through d_init and d_total\n",
+               test_expect_failures == before ? "ok" : "not ok", ++step);
     }
     const int before = test_expect_failures;
     scan_check_bad_input(h, &m, NULL);

@@ -2,16 +2,19 @@
  * test_cli.c: the `dlscan` command (tools/), run as a program, in the `host`
  * suite: round trips through files (every type, binary and text, inclusive and exclusive,
  * every operator, in small chunks so that the carry crosses chunk edges, --init, standard
- * input and output, in place) and every error case: the exit status, the one line on
- * stderr, and no output file (nor temporary file) left behind. Then what a hostile test
+ * input and output, in place); --out-type (pairs into wider types, chunked and not, 8- and
+ * 16-bit types into themselves, the pairs the library refuses); float16 and bfloat16 in text;
+ * and every error case: the exit status, the one line on stderr, and no output file (nor
+ * temporary file) left behind. Then what a hostile test
  * found (issue 25): signals that leave temporary files, FIFOs, devices and symbolic links
  * as OUT, read-only files, negative unsigned numbers after white space, long numbers; and
  * Unix habits: IN and OUT left out, pipes written as the result is computed, --quiet, -V,
  * one command's help, the man page.
  *
  * Scans run with --backend cpu, so no GPU is needed. DLSCAN_CLI names the program
- * (tests/meson.build sets it). Float inputs are small integers, so every sum is exact and
- * outputs are compared bit for bit with the reference below.
+ * (tests/meson.build sets it). Float inputs are small integers, so every float32 and float64
+ * sum is exact, and outputs are compared bit for bit with the reference below, which rounds
+ * float16 and bfloat16 with this file's own conversions.
  */
 #define _XOPEN_SOURCE 700 /* mknod */
 #include <criterion/criterion.h>
@@ -241,13 +244,21 @@ typedef struct type_case {
     size_t size;
 } type_case;
 
+/* In dlscan_type's order. */
 static const type_case every_type[] = {
     {"int32", DLSCAN_INT32, 4},     {"uint32", DLSCAN_UINT32, 4},   {"int64", DLSCAN_INT64, 8},
     {"uint64", DLSCAN_UINT64, 8},   {"float32", DLSCAN_FLOAT32, 4}, {"float64", DLSCAN_FLOAT64, 8},
+    {"int8", DLSCAN_INT8, 1},       {"uint8", DLSCAN_UINT8, 1},     {"int16", DLSCAN_INT16, 2},
+    {"uint16", DLSCAN_UINT16, 2},   {"float16", DLSCAN_FLOAT16, 2}, {"bfloat16", DLSCAN_BFLOAT16, 2},
 };
+#define TYPE(name) (&every_type[DLSCAN_##name])
 static const char *const op_names[] = {"sum", "min", "max"};
 
 typedef union value {
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16; /* also the bits of float16 and bfloat16 */
     int32_t i32;
     uint32_t u32;
     int64_t i64;
@@ -255,6 +266,133 @@ typedef union value {
     float f32;
     double f64;
 } value;
+
+/* float16 and bfloat16, this test's own conversions (bit by bit, unlike the command's):
+ * to float exactly, from float rounded to the nearest, ties to even. */
+static float half_to_float(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f,
+                   fraction = h & 0x3ffu;
+    if (exponent == 0) { /* a subnormal: steps of 2^-24 */
+        const float f = (float)fraction / 16777216.0f;
+        return sign ? -f : f;
+    }
+    const uint32_t x = sign | (exponent == 31 ? 0x7f800000 : (exponent + 112) << 23) | fraction << 13;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* The integer part of m / 2^shift, rounded to the nearest, ties to even. */
+static uint32_t shift_rounding(uint32_t m, int shift)
+{
+    const uint32_t half = 1u << (shift - 1), rest = m & ((1u << shift) - 1);
+    const uint32_t q = m >> shift;
+    return q + (rest > half || (rest == half && (q & 1)));
+}
+
+static uint16_t half_from_float(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    const uint32_t magnitude = x & 0x7fffffff;
+    if (magnitude > 0x7f800000)
+        return sign | 0x7e00;
+    if (magnitude >= 0x477ff000) /* 65520 and up round to infinity */
+        return sign | 0x7c00;
+    if (magnitude < 0x38800000) { /* below 2^-14: a subnormal, in steps of 2^-24 */
+        const int shift = 126 - (int)(magnitude >> 23);
+        return shift > 24 ? sign : sign | (uint16_t)shift_rounding((magnitude & 0x7fffff) | 0x800000, shift);
+    }
+    return sign | (uint16_t)shift_rounding(magnitude - (112u << 23), 13); /* bias 127 to 15 */
+}
+
+static float bfloat16_to_float(uint16_t b)
+{
+    const uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t bfloat16_from_float(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)(((x >> 31) << 15) | shift_rounding(x & 0x7fffffff, 16));
+}
+
+static int is_float(dlscan_type type)
+{
+    return type == DLSCAN_FLOAT32 || type == DLSCAN_FLOAT64 || type == DLSCAN_FLOAT16 ||
+           type == DLSCAN_BFLOAT16;
+}
+
+static int is_signed(dlscan_type type)
+{
+    return type == DLSCAN_INT8 || type == DLSCAN_INT16 || type == DLSCAN_INT32 ||
+           type == DLSCAN_INT64;
+}
+
+static double float_value(value v, dlscan_type type)
+{
+    switch (type) {
+    case DLSCAN_FLOAT16: return half_to_float(v.u16);
+    case DLSCAN_BFLOAT16: return bfloat16_to_float(v.u16);
+    case DLSCAN_FLOAT32: return v.f32;
+    default: return v.f64;
+    }
+}
+
+/* An integer's bits, sign-extended to 64. */
+static uint64_t integer_value(value v, dlscan_type type)
+{
+    switch (type) {
+    case DLSCAN_INT8: return (uint64_t)(int64_t)v.i8;
+    case DLSCAN_UINT8: return v.u8;
+    case DLSCAN_INT16: return (uint64_t)(int64_t)v.i16;
+    case DLSCAN_UINT16: return v.u16;
+    case DLSCAN_INT32: return (uint64_t)(int64_t)v.i32;
+    case DLSCAN_UINT32: return v.u32;
+    default: return v.u64;
+    }
+}
+
+/* v as C converts it from `from` to `to`: integers widen (sign-extended) or keep their low
+ * bits, floats round to the nearest. */
+static value convert(value v, dlscan_type from, dlscan_type to)
+{
+    value r;
+    memset(&r, 0, sizeof r);
+    if (is_float(to)) {
+        const double x = !is_float(from) && is_signed(from) ? (double)(int64_t)integer_value(v, from)
+                         : !is_float(from)                  ? (double)integer_value(v, from)
+                                                            : float_value(v, from);
+        switch (to) {
+        case DLSCAN_FLOAT16: r.u16 = half_from_float((float)x); break;
+        case DLSCAN_BFLOAT16: r.u16 = bfloat16_from_float((float)x); break;
+        case DLSCAN_FLOAT32: r.f32 = (float)x; break;
+        default: r.f64 = x; break;
+        }
+        return r;
+    }
+    const uint64_t bits = integer_value(v, from); /* little-endian: the low bytes first */
+    memcpy(&r, &bits, sizeof bits);
+    memset((char *)&r + every_type[to].size, 0, sizeof r - every_type[to].size);
+    return r;
+}
+
+/* Where dlscan.h says a scan of `in` into `out` accumulates: 8- and 16-bit types into
+ * themselves in 32 bits, every other pair in the output type. */
+static dlscan_type accumulator(dlscan_type in, dlscan_type out)
+{
+    if (in != out || every_type[out].size >= 4)
+        return out;
+    return is_float(out) ? DLSCAN_FLOAT32 : is_signed(out) ? DLSCAN_INT32 : DLSCAN_UINT32;
+}
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -270,41 +408,38 @@ static value random_value(dlscan_type type, uint64_t *rng)
     const uint64_t r = next_random(rng);
     value v;
     memset(&v, 0, sizeof v);
-    switch (type) {
-    case DLSCAN_INT32:
-    case DLSCAN_UINT32: v.u32 = (uint32_t)r; break;
-    case DLSCAN_INT64:
-    case DLSCAN_UINT64: v.u64 = r; break;
-    case DLSCAN_FLOAT32: v.f32 = (float)((int)(r % 201) - 100); break;
-    case DLSCAN_FLOAT64: v.f64 = (double)((int)(r % 201) - 100); break;
+    if (!is_float(type)) {
+        memcpy(&v, &r, every_type[type].size);
+        return v;
     }
-    return v;
+    value small = {.f64 = (double)((int)(r % 201) - 100)};
+    return convert(small, DLSCAN_FLOAT64, type);
 }
 
 static value identity(dlscan_type type, dlscan_op op)
 {
     value v;
     memset(&v, 0, sizeof v);
-    if (op == DLSCAN_SUM && type == DLSCAN_FLOAT32)
-        v.f32 = -0.0f; /* dlscan.h: so that a sum of -0.0 items is -0.0 */
-    else if (op == DLSCAN_SUM && type == DLSCAN_FLOAT64)
-        v.f64 = -0.0;
-    if (op == DLSCAN_SUM)
-        return v;
-    const int max = op == DLSCAN_MAX;
-    switch (type) {
-    case DLSCAN_INT32: v.i32 = max ? INT32_MIN : INT32_MAX; break;
-    case DLSCAN_UINT32: v.u32 = max ? 0 : UINT32_MAX; break;
-    case DLSCAN_INT64: v.i64 = max ? INT64_MIN : INT64_MAX; break;
-    case DLSCAN_UINT64: v.u64 = max ? 0 : UINT64_MAX; break;
-    case DLSCAN_FLOAT32: v.f32 = max ? -HUGE_VALF : HUGE_VALF; break;
-    case DLSCAN_FLOAT64: v.f64 = max ? -HUGE_VAL : HUGE_VAL; break;
+    if (op == DLSCAN_SUM) { /* -0.0 for floats (dlscan.h: so that a sum of -0.0 items is -0.0) */
+        const value minus_zero = {.f64 = -0.0};
+        return is_float(type) ? convert(minus_zero, DLSCAN_FLOAT64, type) : v;
     }
+    const int max = op == DLSCAN_MAX;
+    if (is_float(type)) {
+        const value infinity = {.f64 = max ? -HUGE_VAL : HUGE_VAL};
+        return convert(infinity, DLSCAN_FLOAT64, type);
+    }
+    const int bits = 8 * (int)every_type[type].size;
+    const uint64_t all = UINT64_MAX >> (64 - bits);
+    /* min: the largest value (all ones; signed: but the sign bit); max: the smallest */
+    const uint64_t extreme = is_signed(type) ? (max ? ~(all >> 1) : all >> 1) : (max ? 0 : all);
+    memcpy(&v, &extreme, every_type[type].size);
     return v;
 }
 
 #define PICK(a, b) (op == DLSCAN_MIN ? ((b) < (a) ? (b) : (a)) : ((a) < (b) ? (b) : (a)))
 
+/* a op b in one of the six accumulator types. */
 static value apply(dlscan_type type, dlscan_op op, value a, value b)
 {
     value r;
@@ -316,21 +451,25 @@ static value apply(dlscan_type type, dlscan_op op, value a, value b)
     case DLSCAN_UINT64: r.u64 = op == DLSCAN_SUM ? a.u64 + b.u64 : PICK(a.u64, b.u64); break;
     case DLSCAN_FLOAT32: r.f32 = op == DLSCAN_SUM ? a.f32 + b.f32 : PICK(a.f32, b.f32); break;
     case DLSCAN_FLOAT64: r.f64 = op == DLSCAN_SUM ? a.f64 + b.f64 : PICK(a.f64, b.f64); break;
+    default: cr_assert_fail("%s is no accumulator type", every_type[type].name);
     }
     return r;
 }
 
-/* The sequential scan, as the command documents it; init NULL: the identity. */
-static void reference_scan(const type_case *t, dlscan_op op, int exclusive, const value *init,
-                           const value *in, value *out, size_t n)
+/* The sequential scan of `in` items into `out` items, as the command documents it: each item
+ * converted, folded in the accumulator, each output rounded to `out`; init (of `out`) NULL:
+ * the identity. */
+static void reference_scan(const type_case *in_t, const type_case *out_t, dlscan_op op,
+                           int exclusive, const value *init, const value *in, value *out, size_t n)
 {
-    value acc = init ? *init : identity(t->type, op);
+    const dlscan_type acc_type = accumulator(in_t->type, out_t->type);
+    value acc = convert(init ? *init : identity(out_t->type, op), out_t->type, acc_type);
     for (size_t i = 0; i < n; ++i) {
         if (exclusive)
-            out[i] = acc;
-        acc = i == 0 && !init && !exclusive ? in[0] : apply(t->type, op, acc, in[i]);
+            out[i] = convert(acc, acc_type, out_t->type);
+        acc = apply(acc_type, op, acc, convert(in[i], in_t->type, acc_type));
         if (!exclusive)
-            out[i] = acc;
+            out[i] = convert(acc, acc_type, out_t->type);
     }
 }
 
@@ -345,14 +484,12 @@ static char *to_binary(const type_case *t, const value *values, size_t n)
 
 static void format_value(const type_case *t, value v, char *text, size_t size)
 {
-    switch (t->type) {
-    case DLSCAN_INT32: snprintf(text, size, "%" PRId32, v.i32); break;
-    case DLSCAN_UINT32: snprintf(text, size, "%" PRIu32, v.u32); break;
-    case DLSCAN_INT64: snprintf(text, size, "%" PRId64, v.i64); break;
-    case DLSCAN_UINT64: snprintf(text, size, "%" PRIu64, v.u64); break;
-    case DLSCAN_FLOAT32: snprintf(text, size, "%.9g", (double)v.f32); break;
-    case DLSCAN_FLOAT64: snprintf(text, size, "%.17g", v.f64); break;
-    }
+    if (is_float(t->type))
+        snprintf(text, size, "%.17g", float_value(v, t->type));
+    else if (is_signed(t->type))
+        snprintf(text, size, "%" PRId64, (int64_t)integer_value(v, t->type));
+    else
+        snprintf(text, size, "%" PRIu64, integer_value(v, t->type));
 }
 
 /* Values as a text file: one number per line. */
@@ -386,15 +523,20 @@ static void expect_values(const type_case *t, int text, const char *got, size_t 
     for (size_t i = 0; i < n; ++i) {
         cr_assert(line < got + got_size, "%s: %zu lines, expected %zu", what, i, n);
         char *end;
-        value v;
-        memset(&v, 0, sizeof v);
-        switch (t->type) {
-        case DLSCAN_INT32: v.i32 = (int32_t)strtol(line, &end, 10); break;
-        case DLSCAN_UINT32: v.u32 = (uint32_t)strtoul(line, &end, 10); break;
-        case DLSCAN_INT64: v.i64 = strtoll(line, &end, 10); break;
-        case DLSCAN_UINT64: v.u64 = strtoull(line, &end, 10); break;
-        case DLSCAN_FLOAT32: v.f32 = strtof(line, &end); break;
-        case DLSCAN_FLOAT64: v.f64 = strtod(line, &end); break;
+        value read, v;
+        memset(&read, 0, sizeof read);
+        if (t->type == DLSCAN_FLOAT64) {
+            read.f64 = strtod(line, &end);
+            v = read;
+        } else if (is_float(t->type)) { /* 16-bit floats: the float strtof reads, rounded */
+            read.f32 = strtof(line, &end);
+            v = convert(read, DLSCAN_FLOAT32, t->type);
+        } else {
+            if (is_signed(t->type))
+                read.i64 = strtoll(line, &end, 10);
+            else
+                read.u64 = strtoull(line, &end, 10);
+            v = convert(read, is_signed(t->type) ? DLSCAN_INT64 : DLSCAN_UINT64, t->type);
         }
         char want[32];
         format_value(t, expected[i], want, sizeof want);
@@ -412,7 +554,7 @@ static void expect_values(const type_case *t, int text, const char *got, size_t 
  * where pointers would not hold. */
 ParameterizedTestParameters(cli, round_trip_every_operator_format_and_chunking)
 {
-    static int type_indices[] = {0, 1, 2, 3, 4, 5};
+    static int type_indices[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     return cr_make_param_array(int, type_indices, sizeof type_indices / sizeof type_indices[0]);
 }
 
@@ -445,7 +587,7 @@ ParameterizedTest(int *type_index, cli, round_trip_every_operator_format_and_chu
                              text_format ? "text" : "binary", chunked ? "chunks of 7" : "one chunk");
                     cr_assert_eq(r.status, 0, "%s: exit status %d: %s", what, r.status, r.err);
                     cr_assert_str_eq(r.err, "", "%s: stderr: %s", what, r.err);
-                    reference_scan(t, (dlscan_op)op, exclusive, NULL, in, expected, n);
+                    reference_scan(t, t, (dlscan_op)op, exclusive, NULL, in, expected, n);
                     size_t size;
                     char *got = read_file(out, &size);
                     cr_assert(got, "%s: no output file", what);
@@ -461,8 +603,9 @@ ParameterizedTest(int *type_index, cli, round_trip_every_operator_format_and_chu
 /* --init is folded in front of the first item, in every chunk's carry. */
 Test(cli, init_is_folded_in_front_of_every_chunk)
 {
-    static const type_case *const types[] = {&every_type[2], &every_type[5], &every_type[1]};
-    for (size_t k = 0; k < 3; ++k) {
+    static const type_case *const types[] = {TYPE(INT64), TYPE(FLOAT64), TYPE(UINT32),
+                                             TYPE(INT8), TYPE(FLOAT16)};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; ++k) {
         const type_case *t = types[k];
         const size_t n = 100;
         uint64_t rng = 77 + k;
@@ -480,7 +623,7 @@ Test(cli, init_is_folded_in_front_of_every_chunk)
                                     exclusive ? "--exclusive" : "--threads=1",
                                     in_work("in.bin"), in_work("out.bin"));
                 expect_success(&r);
-                reference_scan(t, (dlscan_op)op, exclusive, &init, in, expected, n);
+                reference_scan(t, t, (dlscan_op)op, exclusive, &init, in, expected, n);
                 size_t size;
                 char *got = read_file(in_work("out.bin"), &size);
                 expect_values(t, 0, got, size, expected, n, "--init");
@@ -491,6 +634,161 @@ Test(cli, init_is_folded_in_front_of_every_chunk)
     }
 }
 
+/* ---------------------------------------------------------------- output types */
+
+/* --out-type: each item converted as C converts it, the scan in the output type, --init a
+ * value of the output type. Values overflow the input type, not the output type. Chunks of
+ * 7 items give what one chunk gives, byte for byte. */
+Test(cli, out_type_scans_into_a_wider_type)
+{
+    static const struct {
+        dlscan_type in, out;
+    } pairs[] = {
+        {DLSCAN_UINT8, DLSCAN_INT64},    {DLSCAN_INT8, DLSCAN_UINT32},
+        {DLSCAN_INT16, DLSCAN_INT64},    {DLSCAN_UINT16, DLSCAN_UINT32},
+        {DLSCAN_INT32, DLSCAN_INT64},    {DLSCAN_FLOAT16, DLSCAN_FLOAT32},
+        {DLSCAN_BFLOAT16, DLSCAN_FLOAT32}, {DLSCAN_FLOAT32, DLSCAN_FLOAT64},
+        {DLSCAN_INT32, DLSCAN_FLOAT64},
+    };
+    const size_t n = 300;
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; ++p) {
+        const type_case *in_t = &every_type[pairs[p].in], *out_t = &every_type[pairs[p].out];
+        uint64_t rng = 1000 + p;
+        value in[300], expected[300];
+        for (size_t i = 0; i < n; ++i)
+            in[i] = random_value(in_t->type, &rng);
+        char *binary = to_binary(in_t, in, n);
+        write_file(in_work("in.bin"), binary, n * in_t->size);
+        for (int exclusive = 0; exclusive < 2; ++exclusive) {
+            /* inclusive from the identity, exclusive from an --init */
+            const value init = random_value(out_t->type, &rng);
+            char init_option[48] = "--init=";
+            format_value(out_t, init, init_option + 7, sizeof init_option - 7);
+            char *outputs[2];
+            size_t sizes[2];
+            for (int chunked = 0; chunked < 2; ++chunked) {
+                char what[128];
+                snprintf(what, sizeof what, "%s into %s, %s, %s", in_t->name, out_t->name,
+                         exclusive ? "exclusive from --init" : "inclusive",
+                         chunked ? "chunks of 7" : "one chunk");
+                cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", in_t->name, "--out-type",
+                                    out_t->name, "--op", "sum", "--chunk-items", chunked ? "7" : "300",
+                                    exclusive ? "--exclusive" : "-q",
+                                    exclusive ? init_option : "-q", in_work("in.bin"),
+                                    in_work("out.bin"));
+                cr_assert_eq(r.status, 0, "%s: exit status %d: %s", what, r.status, r.err);
+                reference_scan(in_t, out_t, DLSCAN_SUM, exclusive, exclusive ? &init : NULL, in,
+                               expected, n);
+                outputs[chunked] = read_file(in_work("out.bin"), &sizes[chunked]);
+                cr_assert(outputs[chunked], "%s: no output file", what);
+                expect_values(out_t, 0, outputs[chunked], sizes[chunked], expected, n, what);
+                cli_run_free(&r);
+            }
+            cr_assert(sizes[0] == sizes[1] && memcmp(outputs[0], outputs[1], sizes[0]) == 0);
+            free(outputs[0]);
+            free(outputs[1]);
+        }
+        free(binary);
+    }
+}
+
+/* An 8- or 16-bit type into itself: integer sums wrap around in the type, a float16 sum is
+ * a float32 sum rounded at each output (2048 + 1 is 2048 in float16, + 1 more 2050). */
+Test(cli, narrow_types_into_themselves)
+{
+    static const struct {
+        const char *type, *in, *out;
+    } cases[] = {
+        {"int16", "30000\n30000\n-1\n", "30000\n-5536\n-5537\n"},
+        {"uint8", "200\n100\n255\n", "200\n44\n43\n"},
+        {"int8", "-128\n-1\n127\n", "-128\n127\n-2\n"},
+        {"uint16", "65535\n1\n", "65535\n0\n"},
+        {"float16", "2048\n1\n1\n", "2048\n2048\n2050\n"},
+        {"bfloat16", "256\n1\n1\n", "256\n256\n258\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (int chunked = 0; chunked < 2; ++chunked) {
+            write_file(in_work("in.txt"), cases[c].in, strlen(cases[c].in));
+            cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].type, "--op", "sum",
+                                "--format", "text", "--chunk-items", chunked ? "1" : "100",
+                                in_work("in.txt"), "-");
+            expect_success(&r);
+            cr_assert_str_eq(r.out, cases[c].out, "%s%s", cases[c].type,
+                             chunked ? ", chunks of 1" : "");
+            cli_run_free(&r);
+        }
+}
+
+/* float16 and bfloat16 in text: rounded to the nearest, ties to even (2049 to 2048, 2051 to
+ * 2052), subnormals, infinities; written as the shortest text that reads back. */
+Test(cli, sixteen_bit_floats_in_text)
+{
+    static const struct {
+        const char *type, *op, *in, *out;
+    } cases[] = {
+        {"float16", "sum", "2049\n2051\n6e-8\n-inf\n", "2048\n4100\n4100\n-inf\n"},
+        {"float16", "max", "0.1\n-65504\n65504\n", "0.1\n0.1\n65504\n"},
+        {"float16", "min", "6e-8\n2e-8\n-65519\n", "5.96e-08\n0\n-65504\n"},
+        {"bfloat16", "sum", "257\n259\n", "256\n516\n"},
+        {"bfloat16", "max", "1e-40\n-3e38\n3e38\n", "9.2e-41\n9.2e-41\n3e+38\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        write_file(in_work("in.txt"), cases[c].in, strlen(cases[c].in));
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].type, "--op",
+                            cases[c].op, "--format", "text", in_work("in.txt"), "-");
+        expect_success(&r);
+        cr_assert_str_eq(r.out, cases[c].out, "%s %s", cases[c].type, cases[c].op);
+        cli_run_free(&r);
+    }
+    /* Binary files hold the patterns. */
+    write_file(in_work("in.bin"), (const uint16_t[]){0x3c00, 0xc000}, 4); /* float16 1, -2 */
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float16", "--out-type", "float32", "--op",
+                "sum", in_work("in.bin"), "-");
+    expect_success(&r);
+    const float sums[] = {1, -1};
+    cr_assert(r.out_size == sizeof sums && memcmp(r.out, sums, sizeof sums) == 0);
+    cli_run_free(&r);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "bfloat16", "--op", "min", "--exclusive",
+                in_work("in.bin"), "-");
+    expect_success(&r);
+    const uint16_t mins[] = {0x7f80, 0x3c00}; /* +inf, then the pattern read as bfloat16 */
+    cr_assert(r.out_size == sizeof mins && memcmp(r.out, mins, sizeof mins) == 0);
+    cli_run_free(&r);
+}
+
+/* A pair the library does not scan: exit status 1, the library's message, no output (an
+ * existing OUT kept), also for an empty input. */
+Test(cli, pairs_the_library_refuses_write_nothing)
+{
+    static const char *const pairs[][2] = {
+        {"int64", "int32"},   {"int8", "int16"},      {"uint8", "float32"}, {"float32", "int32"},
+        {"float64", "float32"}, {"float16", "float64"}, {"bfloat16", "float16"},
+    };
+    write_file(in_work("in.bin"), "\1\0\0\0\0\0\0\0", 8);
+    write_file(in_work("empty"), "", 0);
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; ++p)
+        for (int empty = 0; empty < 2; ++empty) {
+            cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", pairs[p][0], "--out-type",
+                                pairs[p][1], "--op", "sum",
+                                in_work(empty ? "empty" : "in.bin"), in_work("out.bin"));
+            char message[64];
+            snprintf(message, sizeof message, "scan: %s into %s: ", pairs[p][0], pairs[p][1]);
+            expect_error(&r, 1, message);
+            cr_assert(strstr(r.err, dlscan_status_string(DLSCAN_ERROR_TYPE_PAIR)), "%s", r.err);
+            cr_assert(!file_exists(in_work("out.bin")), "%s into %s wrote the output",
+                      pairs[p][0], pairs[p][1]);
+            cli_run_free(&r);
+        }
+    write_file(in_work("out.bin"), "old", 3);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int64", "--out-type", "int32",
+                        "--op", "max", in_work("in.bin"), in_work("out.bin"));
+    expect_error(&r, 1, "int64 into int32");
+    char *kept = read_file(in_work("out.bin"), NULL);
+    cr_assert_str_eq(kept, "old", "the existing output was changed");
+    free(kept);
+    cli_run_free(&r);
+}
+
 Test(cli, standard_input_and_output)
 {
     const type_case *t = &every_type[0];
@@ -499,7 +797,7 @@ Test(cli, standard_input_and_output)
     value in[5000], expected[5000];
     for (size_t i = 0; i < n; ++i)
         in[i] = random_value(t->type, &rng);
-    reference_scan(t, DLSCAN_SUM, 0, NULL, in, expected, n);
+    reference_scan(t, t, DLSCAN_SUM, 0, NULL, in, expected, n);
     size_t text_size;
     char *binary = to_binary(t, in, n), *text = to_text(t, in, n, &text_size);
 
@@ -524,7 +822,7 @@ Test(cli, standard_input_and_output)
     r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", "--format", "text",
                 in_work("out.txt"), "-");
     expect_success(&r);
-    reference_scan(t, DLSCAN_SUM, 0, NULL, expected, in, n); /* the scan of the scan */
+    reference_scan(t, t, DLSCAN_SUM, 0, NULL, expected, in, n); /* the scan of the scan */
     expect_values(t, 1, r.out, r.out_size, in, n, "file to stdout");
     cli_run_free(&r);
     free(binary);
@@ -736,6 +1034,17 @@ Test(cli, scan_usage_errors_write_nothing)
          "--init:  -5 is out of range for uint64"},
         {{"--backend", "cpu", "--type", "int32", "--op", "sum", "IN", ""},
          "the output path is empty"},
+        {{"--backend", "cpu", "--type", "int8", "--out-type", "int128", "--op", "sum", "IN", "OUT"},
+         "unknown type 'int128' for --out-type"},
+        {{"--backend", "cpu", "--type", "int8", "--op", "sum", "--out-type", "IN", "OUT"},
+         "unknown type"},
+        {{"--backend", "cpu", "--type", "uint8", "--out-type", "uint32", "--op", "sum", "--init",
+          "-1", "IN", "OUT"},
+         "--init: -1 is out of range for uint32"},
+        {{"--backend", "cpu", "--type", "int8", "--op", "sum", "--init", "128", "IN", "OUT"},
+         "--init: 128 is out of range for int8"},
+        {{"--backend", "cpu", "--type", "float16", "--op", "sum", "--init", "1e5", "IN", "OUT"},
+         "--init: 1e5 is out of range for float16"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         const char *args[16] = {"scan"};
@@ -836,6 +1145,17 @@ Test(cli, bad_text_names_the_line)
         {"uint32", "1\n\f-1\n", "line 2: ?-1 is out of range for uint32"},
         {"float32", "1\n1e39\n", "line 2: 1e39 is out of range for float32"},
         {"float64", "-1e309\n", "line 1: -1e309 is out of range for float64"},
+        {"int8", "127\n128\n", "line 2: 128 is out of range for int8"},
+        {"int8", "-129\n", "line 1: -129 is out of range for int8"},
+        {"uint8", "255\n256\n", "line 2: 256 is out of range for uint8"},
+        {"uint8", "-1\n", "line 1: -1 is out of range for uint8"},
+        {"int16", "-32768\n32768\n", "line 2: 32768 is out of range for int16"},
+        {"uint16", "65536\n", "line 1: 65536 is out of range for uint16"},
+        {"int16", "1.5\n", "line 1: '1.5' is not a number of type int16"},
+        {"float16", "65519\n65520\n", "line 2: 65520 is out of range for float16"},
+        {"float16", "-1e39\n", "line 1: -1e39 is out of range for float16"},
+        {"bfloat16", "3.3e38\n3.4e38\n", "line 2: 3.4e38 is out of range for bfloat16"},
+        {"bfloat16", "one\n", "line 1: 'one' is not a number of type bfloat16"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         write_file(in_work("in.txt"), cases[c].text, strlen(cases[c].text));

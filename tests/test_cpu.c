@@ -8,17 +8,39 @@
 
 #include "cpu_scenarios.h"
 
-ParameterizedTestParameters(cpu, every_operator_and_size)
-{
-    static dlscan_type types[] = {DLSCAN_INT32,  DLSCAN_UINT32,  DLSCAN_INT64,
-                                  DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
-    return cr_make_param_array(dlscan_type, types, sizeof types / sizeof types[0]);
-}
+/* Scans take every type; compaction the six 32- and 64-bit ones. */
+static dlscan_type scan_types[] = {DLSCAN_INT32, DLSCAN_UINT32, DLSCAN_INT64,  DLSCAN_UINT64,
+                                   DLSCAN_FLOAT32, DLSCAN_FLOAT64, DLSCAN_INT8, DLSCAN_UINT8,
+                                   DLSCAN_INT16, DLSCAN_UINT16, DLSCAN_FLOAT16, DLSCAN_BFLOAT16};
+#define SCAN_TYPES cr_make_param_array(dlscan_type, scan_types, sizeof scan_types / sizeof scan_types[0])
+
+ParameterizedTestParameters(cpu, every_operator_and_size) { return SCAN_TYPES; }
 
 ParameterizedTest(dlscan_type *type, cpu, every_operator_and_size, .timeout = 600)
 {
     cpu_every_operator_and_size(*type);
 }
+
+ParameterizedTestParameters(cpu, every_pair_and_operator) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, every_pair_and_operator, .timeout = 600)
+{
+    cpu_every_pair_and_operator(*in_type);
+}
+
+ParameterizedTestParameters(cpu, chained_calls_with_device_init_and_total) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, chained_calls_with_device_init_and_total, .timeout = 600)
+{
+    cpu_chained_calls_with_device_init_and_total(*in_type);
+}
+
+Test(cpu, float16_and_bfloat16_with_nan_inf_and_subnormals, .timeout = 600)
+{
+    cpu_16_bit_floats_with_nan_inf_and_subnormals();
+}
+
+Test(cpu, dlscan_scan_refusals_write_nothing) { cpu_dlscan_scan_refusals(); }
 
 Test(cpu, float_sums_of_mixed_magnitudes, .timeout = 600) { cpu_float_sums_of_mixed_magnitudes(); }
 

@@ -1,7 +1,9 @@
 /*
  * test_gpu.c: the `gpu` suite: the release library's kernels, the ones users get, against
  * the sequential CPU reference: every type, operator and compaction call, edge and large
- * sizes, both kernel choices, graphs, alignment, bad input. test_probe.c drives the protocol's
+ * sizes, both kernel choices, graphs, alignment, bad input; and dlscan_scan: every pair of
+ * input and output types, device-side init and total chained over chunks (also in a graph),
+ * 16-bit float special values, refusals. test_probe.c drives the protocol's
  * rare paths through the testing build. Every test is skipped, saying so, where no CUDA
  * device exists. DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
  */
@@ -16,6 +18,7 @@
 #include "dlscan.h"
 #include "gpu_memory.h"
 #include "gpu_suite.h"
+#include "pair_check.h"
 #include "scan_check.h"
 
 /* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
@@ -23,7 +26,7 @@ int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigne
 
 ParameterizedTestParameters(gpu, every_operator_and_size)
 {
-    return EVERY_TYPE;
+    return EVERY_SCAN_TYPE;
 }
 
 ParameterizedTest(dlscan_type *type, gpu, every_operator_and_size, .timeout = 240)
@@ -56,19 +59,53 @@ Test(gpu, both_scan_kernels_at_every_size, .timeout = 240)
 /* Random sizes up to 2^28 items (2^27 for 64-bit types). */
 ParameterizedTestParameters(gpu, large_random_sizes)
 {
-    return EVERY_TYPE;
+    return EVERY_SCAN_TYPE;
 }
 
 ParameterizedTest(dlscan_type *type, gpu, large_random_sizes, .timeout = 240)
 {
     GPU_TEST_BEGIN(h, m, stream, rng);
-    const size_t max_n = test_max_n((*type == DLSCAN_INT32 || *type == DLSCAN_UINT32 ||
-                                     *type == DLSCAN_FLOAT32) ? 1u << 28 : 1u << 27);
+    const size_t max_n = test_max_n(test_type_size(*type) == 8 ? 1u << 27 : 1u << 28);
     for (int i = 0; i < 3; ++i) {
         const scan_case c = {*type, (dlscan_op)i, i == 1, i == 1, i == 2,
                              max_n / 2 + test_random(&rng) % (max_n / 2 + 1), TEST_VALUES_UNIFORM};
         scan_check_case(h, &m, &c, &rng);
     }
+    gpu_done(h, stream);
+}
+
+/* dlscan_scan: every output type of each input type, every operator, init from the host,
+ * the device or neither, with and without d_total, at the output type's tile edges and one
+ * random size up to 2^22; values that overflow the input type but not the accumulator. */
+ParameterizedTestParameters(gpu, every_pair_and_operator)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, every_pair_and_operator, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    pair_check_every_output(h, &m, *in_type, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* Calls chained over chunks (0 and 1 item among them), d_init == d_total the running value. */
+ParameterizedTestParameters(gpu, chained_calls_with_device_init_and_total)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, chained_calls_with_device_init_and_total, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    pair_check_chains(h, &m, *in_type, test_max_n(1u << 20), &rng);
+    gpu_done(h, stream);
+}
+
+Test(gpu, float16_and_bfloat16_with_nan_inf_and_subnormals, .timeout = 120)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    pair_check_16_bit_float_specials(h, &m, &rng);
     gpu_done(h, stream);
 }
 
@@ -270,6 +307,44 @@ Test(gpu, graph_replays_scan_fresh_data, .timeout = 180)
     gpu_done(h, stream);
 }
 
+/* Chained calls with device init and total, captured once, replay on fresh data and a fresh
+ * init: the init is read, and the total written, when the graph runs. */
+Test(gpu, graph_replays_chained_scans_with_device_init_and_total, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    static const struct {
+        dlscan_type in, out;
+        dlscan_op op;
+        int exclusive;
+    } chains[] = {{DLSCAN_UINT8, DLSCAN_INT32, DLSCAN_SUM, 1},
+                  {DLSCAN_INT32, DLSCAN_INT64, DLSCAN_SUM, 0},
+                  {DLSCAN_BFLOAT16, DLSCAN_FLOAT32, DLSCAN_SUM, 1},
+                  {DLSCAN_FLOAT16, DLSCAN_FLOAT16, DLSCAN_MAX, 0}};
+    for (size_t i = 0; i < sizeof chains / sizeof chains[0]; ++i) {
+        test_chain chain;
+        test_chain_make(h, &m, &chain, chains[i].in, chains[i].out, chains[i].op, chains[i].exclusive,
+                        test_max_n(1u << 22), &rng);
+        cr_assert_eq(dlscan_reserve(h, chain.whole.n, chains[i].out), DLSCAN_SUCCESS, "%s",
+                     dlscan_last_error(h));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        const dlscan_status captured = test_chain_enqueue(h, &chain, stream);
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        cr_assert_eq(captured, DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int replay = 0; replay < 3; ++replay) {
+            test_chain_fill(&m, &chain, &rng);
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            test_chain_check(&m, &chain);
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+        test_chain_free(&m, &chain);
+    }
+    gpu_done(h, stream);
+}
+
 /* Pointers aligned to their element but not to 16 bytes take element-wide accesses. */
 Test(gpu, pointers_off_the_vector_alignment, .timeout = 180)
 {
@@ -307,6 +382,8 @@ Test(gpu, bad_input_is_refused_and_writes_nothing, .timeout = 180)
     int32_t host[1000];
     scan_check_bad_input(h, &m, host);
     compact_check_bad_input(h, &m, host);
+    uint64_t rng = test_seed();
+    pair_check_refusals(h, &m, host, &rng);
 
     /* n items past the end of the allocation. */
     int32_t *d;

@@ -1,14 +1,17 @@
 /*
  * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
  * the descriptor format and the protocol's decisions (device/protocol.h, compiled here by
- * the C compiler), handle creation where there may be no device, and the release library's
- * refusal of what only the testing build takes.
+ * the C compiler), handle creation where there may be no device, the release library's
+ * refusal of what only the testing build takes, dlscan_scan's argument struct, and the
+ * 16-bit float conversions of the tests' own reference (scan_check.c).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "dlscan.h"
 #include "protocol.h"
+#include "scan_check.h"
 #include "testing.h"
 
 static const dlscan_status all_statuses[] = {
@@ -126,6 +129,73 @@ Test(host, float_sums_of_large_items_that_cancel)
         cr_assert_eq(out[i], loop, "item %d: %g, a loop gives %g", i, out[i], loop);
     }
     dlscan_destroy(h);
+}
+
+/* DLSCAN_SCAN_ARGS_INIT is the first version of the struct with its defaults. */
+Test(host, scan_args_init_and_null_handle)
+{
+    const dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    cr_assert_eq(a.size, sizeof(dlscan_scan_args));
+    cr_assert_geq(a.size, DLSCAN_SCAN_ARGS_SIZE_V1);
+    cr_assert(!a.d_in && !a.d_out && a.n == 0 && !a.init && !a.d_init && !a.d_total);
+    cr_assert(a.in_type == DLSCAN_INT32 && a.out_type == DLSCAN_INT32 && a.op == DLSCAN_SUM &&
+              a.exclusive == 0);
+    cr_assert_eq(dlscan_scan(NULL, &a, NULL), DLSCAN_ERROR_INVALID_HANDLE);
+}
+
+/* The reference's conversions (scan_check.c) against every 16-bit value: each finite value
+ * and each infinity converts back to itself, NaNs stay NaN, and between two neighbours (and
+ * above the largest finite value, toward 2^(max_exponent + 1)) a float goes to the nearer,
+ * the midpoint to the one with an even bit pattern. */
+static void check_conversions(float (*to_float)(uint16_t), uint16_t (*to_bits)(float),
+                              uint16_t infinity, int max_exponent)
+{
+    for (uint32_t b = 0; b <= 0x7fff; ++b) {
+        const float value = to_float((uint16_t)b), negative = to_float((uint16_t)(b | 0x8000));
+        if (b > infinity) {
+            cr_assert(isnan(value) && isnan(negative), "0x%04x is a NaN", b);
+            cr_assert_gt(to_bits(value) & 0x7fff, infinity, "0x%04x stays NaN", b);
+            continue;
+        }
+        cr_assert_eq(to_bits(value), b, "0x%04x round-trips", b);
+        cr_assert_eq(to_bits(negative), b | 0x8000, "0x%04x round-trips", b | 0x8000);
+        cr_assert(b == 0 || to_float((uint16_t)(b - 1)) < value, "0x%04x is above its predecessor", b);
+        if (b == infinity)
+            break;
+        const double low = value;
+        const double high = b + 1 == infinity ? ldexp(1.0, max_exponent + 1) : to_float((uint16_t)(b + 1));
+        const float middle = (float)((low + high) / 2); /* exact: one bit more than the type */
+        cr_assert_eq((double)middle, (low + high) / 2);
+        const uint16_t even = b % 2 ? (uint16_t)(b + 1) : (uint16_t)b;
+        cr_assert_eq(to_bits(middle), even, "the midpoint above 0x%04x goes to 0x%04x", b, even);
+        cr_assert_eq(to_bits(-middle), even | 0x8000);
+        cr_assert_eq(to_bits(nextafterf(middle, 0.0f)), b, "just below the midpoint above 0x%04x", b);
+        cr_assert_eq(to_bits(nextafterf(middle, INFINITY)), b + 1, "just above the midpoint above 0x%04x", b);
+    }
+    cr_assert_eq(to_bits(INFINITY), infinity);
+    cr_assert_eq(to_bits(-INFINITY), infinity | 0x8000);
+    cr_assert_eq(to_bits(1e-45f), 0, "far below the smallest subnormal: zero");
+    cr_assert_eq(to_bits(-1e-45f), 0x8000, "with its sign");
+}
+
+Test(host, reference_float16_conversions)
+{
+    check_conversions(test_half_to_float, test_float_to_half, 0x7c00, 15);
+    cr_assert_eq(test_half_to_float(0x3c00), 1.0f);
+    cr_assert_eq(test_half_to_float(0x7bff), 65504.0f);
+    cr_assert_eq(test_half_to_float(0x0001), ldexpf(1.0f, -24));
+    cr_assert_eq(test_half_to_float(0x0400), ldexpf(1.0f, -14));
+    cr_assert_eq(test_half_to_float(0xc000), -2.0f);
+}
+
+Test(host, reference_bfloat16_conversions)
+{
+    check_conversions(test_bfloat16_to_float, test_float_to_bfloat16, 0x7f80, 127);
+    cr_assert_eq(test_bfloat16_to_float(0x3f80), 1.0f);
+    cr_assert_eq(test_bfloat16_to_float(0x0001), ldexpf(1.0f, -133));
+    cr_assert_eq(test_bfloat16_to_float(0x7f7f), ldexpf(255.0f, 120));
+    cr_assert_eq(test_float_to_bfloat16(1.0f + ldexpf(1.0f, -8)), 0x3f80, "a tie goes to even");
+    cr_assert_eq(test_float_to_bfloat16(1.0f + ldexpf(3.0f, -8)), 0x3f82, "a tie goes to even");
 }
 
 Test(host, descriptor_words_round_trip)

@@ -1,8 +1,9 @@
 /*
  * test_slow.c: the `slow` suite, off by default (meson test --setup slow --suite slow):
- * scans of more than 2^32 items, in place, checked chunk by chunk against a running
- * reference. Values come from a counter-based generator, so the check regenerates them
- * instead of keeping a copy of the input.
+ * scans of more than 2^32 items, in place, and one of uint8 items into int32 (dlscan_scan,
+ * with d_total), checked chunk by chunk against a running reference. Values come from a
+ * counter-based generator, so the check regenerates them instead of keeping a copy of the
+ * input.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -94,4 +95,65 @@ Test(slow, int32_sum_past_2_pow_32_in_place, .timeout = 3600)
 Test(slow, uint64_exclusive_sum_past_2_pow_32_in_place, .timeout = 3600)
 {
     scan_huge_in_place((1ull << 32) + 7, DLSCAN_UINT64, 1);
+}
+
+/* n uint8 items (4 GiB) summed into int32 (16 GiB), inclusive, with the total on the device:
+ * the sum wraps modulo 2^32 many times over. */
+Test(slow, uint8_into_int32_sum_past_2_pow_32, .timeout = 3600)
+{
+    const size_t n = (1ull << 32) + 4099;
+    dlscan_handle_t h = NULL;
+    const dlscan_status created = dlscan_create(&h);
+    if (created == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here");
+    cr_assert_eq(created, DLSCAN_SUCCESS);
+    size_t free_bytes = 0, total_bytes = 0;
+    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    if (free_bytes < 5 * n + (1ull << 30))
+        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (5 * n >> 30) + 1, free_bytes >> 30);
+
+    const uint64_t seed = test_seed();
+    uint8_t *d_in = NULL;
+    uint32_t *d_out = NULL, *d_total = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d_in, n), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&d_out, 4 * n), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&d_total, 4), cudaSuccess);
+    uint32_t *chunk = malloc(CHUNK * 4);
+    cr_assert(chunk);
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        uint8_t *bytes = (uint8_t *)chunk;
+        for (size_t i = 0; i < count; ++i)
+            bytes[i] = (uint8_t)value_at(seed, first + i);
+        cr_assert_eq(cudaMemcpy(d_in + first, bytes, count, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_out = d_out;
+    a.n = n;
+    a.in_type = DLSCAN_UINT8;
+    a.out_type = DLSCAN_INT32;
+    a.d_total = d_total;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+
+    uint32_t running = 0; /* int32 sums wrap modulo 2^32 */
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        cr_assert_eq(cudaMemcpy(chunk, d_out + first, count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < count; ++i) {
+            running += (uint8_t)value_at(seed, first + i);
+            cr_assert_eq(chunk[i], running, "item %zu of %zu: got %u, want %u", first + i, n,
+                         chunk[i], running);
+        }
+    }
+    uint32_t total = 0;
+    cr_assert_eq(cudaMemcpy(&total, d_total, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert_eq(total, running, "the total: got %u, want %u", total, running);
+    free(chunk);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFree(d_total);
+    dlscan_destroy(h);
 }

@@ -13,8 +13,20 @@ int test_expect_failures;
 
 static void every_type(void)
 {
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
         cpu_every_operator_and_size((dlscan_type)type);
+}
+
+static void every_pair(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_every_pair_and_operator((dlscan_type)type);
+}
+
+static void chains(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_chained_calls_with_device_init_and_total((dlscan_type)type);
 }
 
 static void compaction(void)
@@ -40,6 +52,10 @@ int main(void)
         {"float_sums_are_the_same_for_any_thread_count", cpu_float_sums_are_the_same_for_any_thread_count},
         {"bad_input_is_refused_and_writes_nothing", cpu_bad_input_is_refused_and_writes_nothing},
         {"compaction", compaction},
+        {"every_pair_and_operator", every_pair},
+        {"chained_calls_with_device_init_and_total", chains},
+        {"16_bit_floats_with_nan_inf_and_subnormals", cpu_16_bit_floats_with_nan_inf_and_subnormals},
+        {"dlscan_scan_refusals", cpu_dlscan_scan_refusals},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);
