@@ -1,7 +1,8 @@
 /*
  * info.c: `dlscan info`: the library's version, whether the GPU backend was built and
  * which GPU it finds (with its SMs and memory), the CPU's cores, the backend that scan and
- * bench would use, and the items per tile of each type on the GPU and CPU backends.
+ * bench would use, and the items per tile of a scan into each type on the GPU and CPU
+ * backends.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -58,7 +59,7 @@ int cmd_info(int argc, char **argv)
                                      : "cpu (no usable GPU: scan and bench run on the CPU backend)");
 
     const dlscan_status cpu_status = dlscan_create_cpu(&cpu, 0);
-    printf("\nItems per tile:\n%-9s %9s %9s\n", "type", "gpu", "cpu");
+    printf("\nItems per tile of a scan, by its output type:\n%-9s %9s %9s\n", "type", "gpu", "cpu");
     for (size_t t = 0; t < TYPE_COUNT; ++t) {
         size_t gpu_items = 0, cpu_items = 0;
         char gpu_text[32] = "-", cpu_text[32] = "-";

@@ -18,30 +18,43 @@
 const manual_part manual[] = {
     {"info", "dlscan info",
      "  dlscan info\n"
-     "      Library version, the GPU and its SM count, items per tile for each type on the\n"
-     "      GPU and CPU backends, and which backend scan and bench would use.\n"},
+     "      Library version, the GPU and its SM count, items per tile on the GPU and CPU\n"
+     "      backends for each type (a scan's tile is its output type's), and which backend\n"
+     "      scan and bench would use.\n"},
     {"scan", "dlscan scan --type T --op OP [options] [IN [OUT]]",
-     "  dlscan scan --type T --op OP [--exclusive] [--init V] [--format binary|text]\n"
-     "              [--backend auto|gpu|cpu] [--threads N] [--chunk-items N] [-q] [IN [OUT]]\n"
+     "  dlscan scan --type T --op OP [--out-type U] [--exclusive] [--init V]\n"
+     "              [--format binary|text] [--backend auto|gpu|cpu] [--threads N]\n"
+     "              [--chunk-items N] [-q] [IN [OUT]]\n"
      "      Prefix scan of the values in IN, written to OUT ('-' or left out: standard input,\n"
      "      standard output).\n"
-     "      --type     int32, uint32, int64, uint64, float32 or float64\n"
-     "      --op       sum, min or max (integer sums wrap around)\n"
+     "      --type     the type of IN: int8, uint8, int16, uint16, int32, uint32, int64,\n"
+     "                 uint64, float16 (IEEE half), bfloat16, float32 or float64\n"
+     "      --out-type U  the type of OUT, in which the scan accumulates (default: --type).\n"
+     "                 Besides a type into itself: an integer type into a 32- or 64-bit\n"
+     "                 integer type at least as wide (signed items are sign-extended, so\n"
+     "                 int8 -1 is uint32 4294967295); float16 and bfloat16 into float32;\n"
+     "                 float32 into float64; int32 into float64. Other pairs are refused.\n"
+     "                 An 8- or 16-bit type into itself accumulates in 32 bits and rounds\n"
+     "                 each output to its type.\n"
+     "      --op       sum, min or max (integer sums wrap around in the output type)\n"
      "      --exclusive  out[i] = init op in[0] op ... op in[i-1]; the default is inclusive:\n"
      "                 out[i] = init op in[0] op ... op in[i]\n"
-     "      --init V   the value folded in front of the first item (default: the operator's\n"
-     "                 identity: 0 (-0.0 for floats) for sum, the type's largest value or\n"
-     "                 +inf for min, its smallest value or -inf for max)\n"
-     "      --format   binary (default): raw little-endian values; text: one number per\n"
-     "                 line (floats are written with the fewest digits that read back as\n"
-     "                 the same value)\n"
+     "      --init V   the value folded in front of the first item, of the output type\n"
+     "                 (default: the operator's identity: 0 (-0.0 for floats) for sum, the\n"
+     "                 type's largest value or +inf for min, its smallest value or -inf for\n"
+     "                 max)\n"
+     "      --format   binary (default): raw little-endian values (float16 and bfloat16\n"
+     "                 as their 16-bit patterns); text: one number per line (float16 and\n"
+     "                 bfloat16 are rounded to the nearest, ties to even; floats are written\n"
+     "                 as the shortest text that reads back as the same value)\n"
      "      --backend  auto (default): the GPU where dlscan_create finds one, else the CPU\n"
      "                 backend, saying so on stderr; gpu: the GPU or fail; cpu: the CPU\n"
      "                 backend (host memory, no GPU needed)\n"
      "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
      "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"
-     "                 on the CPU). Larger inputs stream through chunk by chunk, carrying\n"
-     "                 the prefix.\n"
+     "                 on the CPU, of the wider type). Larger inputs stream through chunk\n"
+     "                 by chunk, each chunk's scan starting from the last one's total,\n"
+     "                 which stays on the GPU.\n"
      "      -q, --quiet  no notes on stderr: neither auto's fallback to the CPU backend nor\n"
      "                 the progress bar (errors still show)\n"
      "      A file OUT is written to a temporary file in its directory (through a symbolic\n"
@@ -72,10 +85,10 @@ const manual_part manual[] = {
      "  dlscan --version | -V                 the version\n"},
     {NULL, NULL,
      "Exit status: 0 success; 1 bad usage or bad input (unknown options, missing arguments,\n"
-     "unreadable or unwritable files, a read-only OUT, a truncated binary file, text that is\n"
-     "not a number, values out of range for the type); 2 the library, CUDA or the system\n"
-     "failed (no GPU with --backend gpu, out of memory, a failed write, a missing helper\n"
-     "program).\n"},
+     "a pair of types that scan does not take, unreadable or unwritable files, a read-only\n"
+     "OUT, a truncated binary file, text that is not a number, values out of range for the\n"
+     "type); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
+     "memory, a failed write, a missing helper program).\n"},
     {NULL, NULL, NULL},
 };
 

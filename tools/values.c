@@ -1,7 +1,8 @@
 /*
  * values.c: the element types and operators of the `dlscan` command and their numbers
  * (values.h): parsing and printing values of each type, whole numbers for options, and
- * printable copies of bad tokens for messages.
+ * printable copies of bad tokens for messages. float16 and bfloat16 are converted here,
+ * with the command's own code: it links only the public library.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "values.h"
@@ -20,6 +21,12 @@ const type_info all_types[TYPE_COUNT] = {
     {"uint64", DLSCAN_UINT64, 8, "0 .. 18446744073709551615"},
     {"float32", DLSCAN_FLOAT32, 4, "about -3.4e38 .. 3.4e38"},
     {"float64", DLSCAN_FLOAT64, 8, "about -1.8e308 .. 1.8e308"},
+    {"int8", DLSCAN_INT8, 1, "-128 .. 127"},
+    {"uint8", DLSCAN_UINT8, 1, "0 .. 255"},
+    {"int16", DLSCAN_INT16, 2, "-32768 .. 32767"},
+    {"uint16", DLSCAN_UINT16, 2, "0 .. 65535"},
+    {"float16", DLSCAN_FLOAT16, 2, "-65504 .. 65504"},
+    {"bfloat16", DLSCAN_BFLOAT16, 2, "about -3.4e38 .. 3.4e38"},
 };
 const char *const op_names[3] = {"sum", "min", "max"};
 
@@ -31,6 +38,77 @@ const type_info *find_type(const char *name)
     return NULL;
 }
 
+/* ---------------------------------------------------------------- 16-bit floats */
+
+/* float16 (IEEE binary16) and bfloat16: a sign bit, an exponent field and `fraction_bits`
+ * bits of fraction, in 16 bits. */
+typedef struct small_float {
+    int fraction_bits;
+    int bias;
+} small_float;
+
+static small_float small_float_of(dlscan_type type)
+{
+    const small_float float16 = {10, 15}, bfloat16 = {7, 127};
+    return type == DLSCAN_FLOAT16 ? float16 : bfloat16;
+}
+
+/* The bits of infinity: the exponent field all ones. */
+static unsigned small_float_infinity(small_float f)
+{
+    return ((1u << (15 - f.fraction_bits)) - 1) << f.fraction_bits;
+}
+
+/* x rounded to the nearest pattern, ties to even; beyond the largest finite value,
+ * infinity. A NaN keeps its sign and becomes the quiet NaN. */
+static uint16_t small_float_from_double(double x, small_float f)
+{
+    const unsigned sign = signbit(x) ? 0x8000u : 0, infinity = small_float_infinity(f);
+    x = fabs(x);
+    if (isnan(x))
+        return (uint16_t)(sign | infinity | 1u << (f.fraction_bits - 1));
+    if (x == 0 || isinf(x))
+        return (uint16_t)(sign | (x == 0 ? 0 : infinity));
+    /* The binade of x, 2^exponent <= x < 2^(exponent+1); subnormals share the lowest
+     * normal binade's step, 2^(exponent - fraction_bits). */
+    int e;
+    frexp(x, &e);
+    const int exponent = e - 1 < 1 - f.bias ? 1 - f.bias : e - 1;
+    /* x in steps, rounded (nearbyint: ties to even in the default rounding mode). A normal x
+     * has 2^fraction_bits steps or more: the leading step carries into the exponent field,
+     * which starts at 1 (at 0 for subnormals), and so does a round up to the next binade. */
+    const double steps = nearbyint(ldexp(x, f.fraction_bits - exponent));
+    const double bits = ldexp(exponent + f.bias - 1, f.fraction_bits) + steps;
+    return (uint16_t)(sign | (bits >= infinity ? infinity : (unsigned)bits));
+}
+
+/* The pattern's value, exactly. */
+static double small_float_to_double(uint16_t bits, small_float f)
+{
+    const unsigned fraction = bits & ((1u << f.fraction_bits) - 1);
+    const int field = (bits & 0x7fff) >> f.fraction_bits;
+    double x;
+    if ((unsigned)(bits & 0x7fff) >= small_float_infinity(f))
+        x = fraction ? NAN : INFINITY;
+    else if (field == 0)
+        x = ldexp(fraction, 1 - f.bias - f.fraction_bits);
+    else
+        x = ldexp(fraction + (1u << f.fraction_bits), field - f.bias - f.fraction_bits);
+    return bits & 0x8000 ? -x : x;
+}
+
+float float_from_16_bits(dlscan_type type, uint16_t bits)
+{
+    return (float)small_float_to_double(bits, small_float_of(type));
+}
+
+uint16_t float_to_16_bits(dlscan_type type, float x)
+{
+    return small_float_from_double(x, small_float_of(type));
+}
+
+/* ---------------------------------------------------------------- parsing */
+
 /* parse_value's work on a NUL-terminated token. */
 static parse_result parse_token(dlscan_type type, const char *token, scan_value *v)
 {
@@ -39,6 +117,7 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
     const char *start = token;
     while (isspace((unsigned char)*start))
         ++start;
+    const int bits = 8 * (int)all_types[type].size;
     char *end;
     long long integer = 0;
     unsigned long long natural = 0;
@@ -46,12 +125,17 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
     int out_of_range;
     errno = 0;
     switch (type) {
+    case DLSCAN_INT8:
+    case DLSCAN_INT16:
     case DLSCAN_INT32:
-    case DLSCAN_INT64:
+    case DLSCAN_INT64: {
+        const long long high = (long long)(UINT64_MAX >> (65 - bits));
         integer = strtoll(start, &end, 10);
-        out_of_range = errno == ERANGE ||
-                       (type == DLSCAN_INT32 && (integer < INT32_MIN || integer > INT32_MAX));
+        out_of_range = errno == ERANGE || integer > high || integer < -high - 1;
         break;
+    }
+    case DLSCAN_UINT8:
+    case DLSCAN_UINT16:
     case DLSCAN_UINT32:
     case DLSCAN_UINT64:
         if (start[0] == '-') { /* strtoull would wrap negative numbers around: only -0 fits */
@@ -59,12 +143,17 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
             out_of_range = errno == ERANGE || integer != 0;
         } else {
             natural = strtoull(start, &end, 10);
-            out_of_range = errno == ERANGE || (type == DLSCAN_UINT32 && natural > UINT32_MAX);
+            out_of_range = errno == ERANGE || natural > UINT64_MAX >> (64 - bits);
         }
         break;
     case DLSCAN_FLOAT32: /* strtof's float, exactly, as a double */
+        real = (double)strtof(start, &end);
+        out_of_range = errno == ERANGE && isinf(real);
+        break;
     case DLSCAN_FLOAT64:
-        real = type == DLSCAN_FLOAT32 ? (double)strtof(start, &end) : strtod(start, &end);
+    case DLSCAN_FLOAT16: /* rounded from strtod's double below */
+    case DLSCAN_BFLOAT16:
+        real = strtod(start, &end);
         out_of_range = errno == ERANGE && isinf(real);
         break;
     default:
@@ -72,18 +161,27 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
     }
     if (end == start || *end)
         return PARSE_NOT_A_NUMBER;
-    if (out_of_range)
-        return PARSE_OUT_OF_RANGE;
     memset(v, 0, sizeof *v);
     switch (type) {
+    case DLSCAN_INT8: v->i8 = (int8_t)integer; break;
+    case DLSCAN_INT16: v->i16 = (int16_t)integer; break;
     case DLSCAN_INT32: v->i32 = (int32_t)integer; break;
     case DLSCAN_INT64: v->i64 = (int64_t)integer; break;
+    case DLSCAN_UINT8: v->u8 = (uint8_t)natural; break;
+    case DLSCAN_UINT16: v->u16 = (uint16_t)natural; break;
     case DLSCAN_UINT32: v->u32 = (uint32_t)natural; break;
     case DLSCAN_UINT64: v->u64 = (uint64_t)natural; break;
     case DLSCAN_FLOAT32: v->f32 = (float)real; break;
     case DLSCAN_FLOAT64: v->f64 = real; break;
+    case DLSCAN_FLOAT16:
+    case DLSCAN_BFLOAT16: {
+        const small_float f = small_float_of(type);
+        v->u16 = small_float_from_double(real, f);
+        out_of_range |= !isinf(real) && (v->u16 & 0x7fff) == small_float_infinity(f);
+        break;
     }
-    return PARSE_OK;
+    }
+    return out_of_range ? PARSE_OUT_OF_RANGE : PARSE_OK;
 }
 
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v)
@@ -104,41 +202,63 @@ parse_result parse_value(dlscan_type type, const char *text, size_t length, scan
     return result;
 }
 
-/* The shortest of %.6g .. %.9g (float32) or %.15g .. %.17g (float64) that reads back as
- * the same bits; the widest always does. */
+/* ---------------------------------------------------------------- printing */
+
+/* The shortest text of %.Ng, N from the type's fewest to its most digits (float16 3 .. 5,
+ * bfloat16 2 .. 4, float32 6 .. 9, float64 15 .. 17), that reads back as the same bits (the
+ * first of equal lengths: 0.1, not 0.100000001; 2050, not 2.05e+03); the most digits always
+ * do but for NaN payloads. */
 static void write_shortest_float(FILE *out, dlscan_type type, scan_value v)
 {
-    const int single = type == DLSCAN_FLOAT32;
-    const double x = single ? (double)v.f32 : v.f64;
-    char text[40];
-    for (int digits = single ? 6 : 15;; ++digits) {
+    const int half = type == DLSCAN_FLOAT16 || type == DLSCAN_BFLOAT16;
+    const double x = half                    ? small_float_to_double(v.u16, small_float_of(type))
+                     : type == DLSCAN_FLOAT32 ? (double)v.f32
+                                              : v.f64;
+    const int fewest = type == DLSCAN_FLOAT16    ? 3
+                       : type == DLSCAN_BFLOAT16 ? 2
+                       : type == DLSCAN_FLOAT32  ? 6
+                                                 : 15;
+    const int most = fewest + (type == DLSCAN_FLOAT32 ? 3 : 2);
+    char best[40] = "", text[40];
+    for (int digits = fewest; digits <= most; ++digits) {
         snprintf(text, sizeof text, "%.*g", digits, x);
         scan_value back;
         memset(&back, 0, sizeof back);
-        if (single)
+        if (half)
+            back.u16 = small_float_from_double(strtod(text, NULL), small_float_of(type));
+        else if (type == DLSCAN_FLOAT32)
             back.f32 = strtof(text, NULL);
         else
             back.f64 = strtod(text, NULL);
-        if (memcmp(&back, &v, single ? 4 : 8) == 0 || digits == (single ? 9 : 17))
-            break;
+        const int reads_back = memcmp(&back, &v, all_types[type].size) == 0;
+        if ((reads_back || (digits == most && !*best)) && (!*best || strlen(text) < strlen(best)))
+            memcpy(best, text, sizeof text);
     }
-    fprintf(out, "%s\n", text);
+    fprintf(out, "%s\n", best);
 }
 
 void write_text_value(FILE *out, dlscan_type type, const void *p)
 {
     scan_value v;
     memset(&v, 0, sizeof v);
-    memcpy(&v, p, type == DLSCAN_INT32 || type == DLSCAN_UINT32 || type == DLSCAN_FLOAT32 ? 4 : 8);
+    memcpy(&v, p, all_types[type].size);
     switch (type) {
+    case DLSCAN_INT8: fprintf(out, "%" PRId8 "\n", v.i8); break;
+    case DLSCAN_UINT8: fprintf(out, "%" PRIu8 "\n", v.u8); break;
+    case DLSCAN_INT16: fprintf(out, "%" PRId16 "\n", v.i16); break;
+    case DLSCAN_UINT16: fprintf(out, "%" PRIu16 "\n", v.u16); break;
     case DLSCAN_INT32: fprintf(out, "%" PRId32 "\n", v.i32); break;
     case DLSCAN_UINT32: fprintf(out, "%" PRIu32 "\n", v.u32); break;
     case DLSCAN_INT64: fprintf(out, "%" PRId64 "\n", v.i64); break;
     case DLSCAN_UINT64: fprintf(out, "%" PRIu64 "\n", v.u64); break;
+    case DLSCAN_FLOAT16:
+    case DLSCAN_BFLOAT16:
     case DLSCAN_FLOAT32:
     case DLSCAN_FLOAT64: write_shortest_float(out, type, v); break;
     }
 }
+
+/* ---------------------------------------------------------------- options and messages */
 
 int parse_count(const char *text, unsigned long long low, unsigned long long high,
                 unsigned long long *value)

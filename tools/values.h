@@ -2,6 +2,7 @@
  * values.h: the element types and operators as the `dlscan` command names them, and their
  * numbers: one value of any type, read from text and written as text; whole numbers for
  * option values; a printable copy of a token for messages. values.c implements them.
+ * float16 and bfloat16 values are 16-bit patterns here, as in the files.
  */
 #ifndef DLSCAN_CLI_VALUES_H
 #define DLSCAN_CLI_VALUES_H
@@ -19,15 +20,24 @@ typedef struct type_info {
     const char *range; /* for messages */
 } type_info;
 
-#define TYPE_COUNT 6
+#define TYPE_COUNT 12
 extern const type_info all_types[TYPE_COUNT]; /* in dlscan_type's order */
 extern const char *const op_names[3];         /* in dlscan_op's order */
+
+/* The types' names, for messages. */
+#define TYPE_NAMES                                                                         \
+    "int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32 " \
+    "or float64"
 
 /* The type called `name`, or NULL. */
 const type_info *find_type(const char *name);
 
 /* One value of any type; the member of the type lies at offset 0. */
 typedef union scan_value {
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16; /* also float16 and bfloat16: their bits */
     int32_t i32;
     uint32_t u32;
     int64_t i64;
@@ -40,13 +50,20 @@ typedef enum parse_result { PARSE_OK, PARSE_NOT_A_NUMBER, PARSE_OUT_OF_RANGE } p
 
 /* Parses `length` bytes at `text` (any length; leading white space is skipped, trailing is
  * not a number) as one value of `type`: decimal integers, where unsigned types take no
- * negative number but -0; floats as strtod reads them (also inf and nan). Float underflow
- * rounds to 0 or a subnormal; overflow is out of range. */
+ * negative number but -0; floats as strtod reads them (also inf and nan), float16 and
+ * bfloat16 then rounded to the nearest (ties to even). Float underflow rounds to 0 or a
+ * subnormal; overflow is out of range. */
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
 
-/* Writes one value as text (and a newline) to `out`. Floats: the fewest significant digits
- * (6 to 9 for float32, 15 to 17 for float64) that read back as the same bits. */
+/* Writes one value as text (and a newline) to `out`. Floats: the shortest text of 3 to 5
+ * significant digits for float16, 2 to 4 for bfloat16, 6 to 9 for float32, 15 to 17 for
+ * float64, that reads back as the same bits. */
 void write_text_value(FILE *out, dlscan_type type, const void *p);
+
+/* float16 and bfloat16 (`type`) from and to float32: exactly, and rounded to the nearest,
+ * ties to even. */
+float float_from_16_bits(dlscan_type type, uint16_t bits);
+uint16_t float_to_16_bits(dlscan_type type, float x);
 
 /* A whole decimal number in [low, high] (for option values). */
 int parse_count(const char *text, unsigned long long low, unsigned long long high,
