@@ -43,6 +43,7 @@
 #include "dlscan.h"
 #include "scan_check.h"
 #include "variants.h"
+#include "stats.h"
 
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 
@@ -263,24 +264,6 @@ static int variant_selected(const options *o, const char *name)
 
 /* ---------------------------------------------------------------- timing */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
-
-static double host_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 typedef struct measurement {
     double per_call_ms; /* back-to-back, median */
@@ -297,10 +280,10 @@ static int measure_round(const bench_variant *v, void *state, const void *in, vo
     int error = 0;
     float ms = 0;
     CUDA_CHECK(cudaEventRecord(start, stream));
-    const double host_start = host_seconds();
+    const double host_start = bench_host_seconds();
     for (int c = 0; c < calls && !error; ++c)
         error = v->run(state, in, out, n, stream);
-    *host_us = (host_seconds() - host_start) * 1e6 / calls;
+    *host_us = (bench_host_seconds() - host_start) * 1e6 / calls;
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -341,7 +324,7 @@ static int measure_latency(const bench_variant *v, void *state, const void *in, 
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         latencies[r] = 1000.0 * ms;
     }
-    *latency_us = error ? NAN : median(latencies, 15);
+    *latency_us = error ? NAN : bench_median(latencies, 15);
     return error;
 }
 
@@ -580,8 +563,8 @@ int main(int argc, char **argv)
                     printf(" %17s", "WRONG");
                     continue;
                 }
-                r->m.per_call_ms = median(samples[v], rounds);
-                r->m.host_us = median(host_samples[v], rounds);
+                r->m.per_call_ms = bench_median(samples[v], rounds);
+                r->m.host_us = bench_median(host_samples[v], rounds);
                 printf(" %17.2f", items_per_second(r) / 1e9);
                 fflush(stdout);
                 if (o.stats)

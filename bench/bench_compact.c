@@ -13,6 +13,7 @@
  * fraction; select_flagged 5 + 4 x kept; unique 4 + 4 x heads; run-length 4 + 12 x heads;
  * reduce-by-key 8 + 8 x heads.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (stats.h) */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "cuda_check.h"
 #include "dlscan.h"
 #include "variants.h"
+#include "stats.h"
 
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 
@@ -74,11 +76,6 @@ static int run_call(const implementation *impl, const compact_case *c, buffers *
     return status == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median time per call (ms) back to back, and single-call latency (us). Returns 0 or an error. */
 static int measure(const implementation *impl, const compact_case *c, buffers *b, int threshold,
@@ -110,7 +107,7 @@ static int measure(const implementation *impl, const compact_case *c, buffers *b
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         samples[r] = ms / calls;
     }
-    qsort(samples, (size_t)repeats, sizeof samples[0], compare_doubles);
+    qsort(samples, (size_t)repeats, sizeof samples[0], bench_compare_doubles);
     *per_call_ms = samples[repeats / 2];
     double latencies[15];
     for (int r = 0; r < 15 && !error; ++r) {
@@ -122,7 +119,7 @@ static int measure(const implementation *impl, const compact_case *c, buffers *b
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         latencies[r] = 1000.0 * ms;
     }
-    qsort(latencies, 15, sizeof latencies[0], compare_doubles);
+    qsort(latencies, 15, sizeof latencies[0], bench_compare_doubles);
     *latency_us = latencies[7];
     cudaEventDestroy(start);
     cudaEventDestroy(stop);

@@ -16,6 +16,7 @@
  * Each round times enough calls for about 2 ms per operator. Inputs are random and every
  * operator is checked once against the CPU reference first (tests/scan_check.c).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (stats.h) */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "cuda_check.h"
 #include "dlscan.h"
 #include "scan_check.h"
+#include "stats.h"
 
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 
@@ -59,11 +61,6 @@ static int capture_calls(dlscan_handle_t h, int kind, const void *in, void *out,
     return 1;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -177,7 +174,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < KINDS; ++k) {
                 if (graphs[k])
                     CUDA_CHECK(cudaGraphExecDestroy(graphs[k]));
-                qsort(samples[k], (size_t)rounds, sizeof(double), compare_doubles);
+                qsort(samples[k], (size_t)rounds, sizeof(double), bench_compare_doubles);
                 median[k] = samples[k][rounds / 2];
             }
             for (int f = 0; f < 2; ++f)

@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_sweep.h"
+#include "stats.h"
 
 #include <float.h>
 #include <math.h>
@@ -191,6 +192,7 @@ static void sequential_scan(dlscan_type type, dlscan_op op, int exclusive, const
     case DLSCAN_UINT64: SEQUENTIAL_FOR_OP(uint64_t, uint64_t, 0, UINT64_MAX); break;
     case DLSCAN_FLOAT32: SEQUENTIAL_FOR_OP(float, float, -INFINITY, INFINITY); break;
     case DLSCAN_FLOAT64: SEQUENTIAL_FOR_OP(double, double, -INFINITY, INFINITY); break;
+    default: break; /* the sweep's types are the six above */
     }
 }
 
@@ -217,6 +219,7 @@ static void fill_random(dlscan_type type, void *values, size_t n, uint64_t seed)
         case DLSCAN_UINT64: ((uint64_t *)values)[i] = r; break;
         case DLSCAN_FLOAT32: ((float *)values)[i] = (float)real; break;
         case DLSCAN_FLOAT64: ((double *)values)[i] = real; break;
+        default: break; /* the sweep's types are the six above */
         }
     }
 }
@@ -301,11 +304,6 @@ static dlscan_status run_variant(const sweep_case *c, int variant)
     }
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median seconds per call, or a negative number if a dlscan call failed. */
 static double time_variant(const sweep_case *c, int variant, int repeats)
@@ -324,7 +322,7 @@ static double time_variant(const sweep_case *c, int variant, int repeats)
                 return -1;
         samples[r] = (seconds_now() - start) / (double)calls;
     }
-    qsort(samples, (size_t)repeats, sizeof samples[0], compare_doubles);
+    qsort(samples, (size_t)repeats, sizeof samples[0], bench_compare_doubles);
     return repeats % 2 ? samples[repeats / 2] : 0.5 * (samples[repeats / 2 - 1] + samples[repeats / 2]);
 }
 

@@ -1,7 +1,9 @@
 // cub.cu: CUB, the library dlscan measures itself against, as the benches call it:
-// cub::DeviceScan as a variant of bench.c (the comparison the paper's figure makes), and
-// cub::DeviceSelect, DeviceRunLengthEncode and DeviceReduce::ReduceByKey for
-// bench_compact.c. The one C++ file of dlscan; built only where CUB headers are found.
+// cub::DeviceScan as a variant of bench.c (the comparison the paper's figure makes), its
+// inclusive sum into a wider type for bench_pairs.c (pairs.h: six pairs, nothing more, as
+// each costs compile time), and cub::DeviceSelect, DeviceRunLengthEncode and
+// DeviceReduce::ReduceByKey for bench_compact.c. The one C++ file of dlscan; built only
+// where CUB headers are found.
 // Scan counts are passed as int, as a CUB user would for the bench's sizes (up to 2^30).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -9,9 +11,14 @@
 #include <cub/device/device_select.cuh>
 #include <cub/version.cuh>
 #include <cuda/functional>
+#include <cuda/std/functional>
 #include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdio.h>
 
+#include "pairs.h"
 #include "variants.h"
 
 namespace {
@@ -78,6 +85,7 @@ cudaError_t call(const cub_state *s, void *temp, size_t &bytes, const void *in, 
     case DLSCAN_UINT64: return call_sized<unsigned long long>(s, temp, bytes, in, out, n, stream);
     case DLSCAN_FLOAT32: return call_sized<float>(s, temp, bytes, in, out, n, stream);
     case DLSCAN_FLOAT64: return call_sized<double>(s, temp, bytes, in, out, n, stream);
+    default: break; // bench.c scans the six 32- and 64-bit types
     }
     return cudaErrorInvalidValue;
 }
@@ -122,6 +130,45 @@ extern "C" const char *bench_cub_version(void)
     snprintf(version, sizeof version, "%d.%d.%d", CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
              CUB_SUBMINOR_VERSION);
     return version;
+}
+
+namespace {
+
+// An inclusive sum of In items into Out. CUB accumulates in the type of op(In, In), so the
+// sum on Out (not cuda::std::plus<>, whose uint8 + uint8 is an int) makes the accumulator Out.
+template <typename In, typename Out>
+cudaError_t pair_scan(void *temp, size_t &bytes, const void *in, void *out, size_t n,
+                      cudaStream_t stream)
+{
+    using sum = cuda::std::plus<Out>;
+    static_assert(cuda::std::is_same_v<cuda::std::decay_t<cuda::std::invoke_result_t<sum, In, In>>, Out>,
+                  "CUB's accumulator is the output type");
+    if (n >= (size_t(1) << 31))
+        return cudaErrorInvalidValue;
+    return cub::DeviceScan::InclusiveScan(temp, bytes, static_cast<const In *>(in),
+                                          static_cast<Out *>(out), sum{}, int(n), stream);
+}
+
+} // namespace
+
+extern "C" int bench_cub_pair_scan(dlscan_type in_type, dlscan_type out_type, void *temp,
+                                   size_t *temp_bytes, const void *in, void *out, size_t n,
+                                   cudaStream_t stream)
+{
+    size_t &bytes = *temp_bytes;
+    if (in_type == DLSCAN_UINT8 && out_type == DLSCAN_INT32)
+        return (int)pair_scan<unsigned char, int>(temp, bytes, in, out, n, stream);
+    if (in_type == DLSCAN_UINT8 && out_type == DLSCAN_INT64)
+        return (int)pair_scan<unsigned char, long long>(temp, bytes, in, out, n, stream);
+    if (in_type == DLSCAN_INT32 && out_type == DLSCAN_INT64)
+        return (int)pair_scan<int, long long>(temp, bytes, in, out, n, stream);
+    if (in_type == DLSCAN_FLOAT16 && out_type == DLSCAN_FLOAT32)
+        return (int)pair_scan<__half, float>(temp, bytes, in, out, n, stream);
+    if (in_type == DLSCAN_BFLOAT16 && out_type == DLSCAN_FLOAT32)
+        return (int)pair_scan<__nv_bfloat16, float>(temp, bytes, in, out, n, stream);
+    if (in_type == DLSCAN_INT16 && out_type == DLSCAN_INT32)
+        return (int)pair_scan<short, int>(temp, bytes, in, out, n, stream);
+    return (int)cudaErrorNotSupported;
 }
 
 namespace {

@@ -1,4 +1,5 @@
 /* cub_missing.c: what cub.cu provides, where CUB headers were not found: nothing. */
+#include "pairs.h"
 #include "variants.h"
 
 const bench_variant *bench_cub_variant(void) { return NULL; }
@@ -11,5 +12,13 @@ int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
 {
     (void)kind, (void)temp, (void)temp_bytes, (void)in, (void)flags, (void)values, (void)out;
     (void)out2, (void)num, (void)n, (void)threshold, (void)stream;
+    return 801; /* cudaErrorNotSupported */
+}
+
+int bench_cub_pair_scan(dlscan_type in_type, dlscan_type out_type, void *temp, size_t *temp_bytes,
+                        const void *in, void *out, size_t n, cudaStream_t stream)
+{
+    (void)in_type, (void)out_type, (void)temp, (void)temp_bytes, (void)in, (void)out, (void)n;
+    (void)stream;
     return 801; /* cudaErrorNotSupported */
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """plot.py: draws bench.c's CSV in the style of the paper's key figure: throughput
 (billions of items per second) against input size on a log axis, one curve per variant,
-one panel per element type.
+one panel per element type. bench_pairs.c's CSV (scans into a wider type, told apart by its
+in_type column) becomes the fraction of the floor against input size, dlscan's and CUB's
+curves, one panel per pair.
 
     python3 bench/plot.py results.csv plot.png
 """
@@ -46,10 +48,35 @@ def read(path):
     return header, rows
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot.py RESULTS.csv PLOT.png")
-    header, rows = read(sys.argv[1])
+def plot_pairs(rows):
+    """bench_pairs.c: floor time over each variant's time, per pair, against n."""
+    pairs = list(dict.fromkeys((r["in_type"], r["out_type"]) for r in rows))
+    columns = min(3, len(pairs))
+    grid_rows = (len(pairs) + columns - 1) // columns
+    fig, axes = plt.subplots(grid_rows, columns, figsize=(5.5 * columns, 4.5 * grid_rows), squeeze=False)
+    for ax in axes.flat[len(pairs):]:
+        ax.set_visible(False)
+    top = max([1.15] + [1.05 * float(r["fraction_of_floor"]) for r in rows if r["variant"] in ("dlscan", "cub")])
+    for ax, (in_type, out_type) in zip(axes.flat, pairs):
+        for variant in ("dlscan", "cub"):
+            points = sorted((int(r["n"]), float(r["fraction_of_floor"])) for r in rows
+                            if (r["in_type"], r["out_type"]) == (in_type, out_type) and r["variant"] == variant)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=variant,
+                    **STYLES.get(variant, {}))
+        ax.axhline(1.0, label="floor (a copy of the same bytes)", **STYLES["memcpy"])
+        ax.axhline(0.95, color="gray", linestyle=":", linewidth=1, label="0.95 of the floor")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, top)
+        ax.set_xlabel("input size (items)")
+        ax.set_ylabel("fraction of the floor (floor time / time)")
+        ax.set_title(f"{in_type} -> {out_type}, inclusive sum")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    return fig, "Scans into a wider type against a copy of the same bytes"
+
+
+def plot_types(rows):
+    """bench.c and the CPU sweep: items per second, per type, against n."""
     types = list(dict.fromkeys(r["type"] for r in rows))
     fig, axes = plt.subplots(1, len(types), figsize=(6 * len(types), 5), squeeze=False)
     for ax, type_name in zip(axes[0], types):
@@ -68,10 +95,18 @@ def main():
         ax.set_title(f"{type_name} {kind}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
+    return fig, "Device-wide prefix scan throughput"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot.py RESULTS.csv PLOT.png")
+    header, rows = read(sys.argv[1])
+    fig, title = plot_pairs(rows) if rows and "in_type" in rows[0] else plot_types(rows)
     # bench.c writes "gpu:" and "driver:" lines; the CPU sweep (cpu_sweep.c) "cpu:" and "dlscan:".
     machine = next((h for h in header if h.startswith(("gpu:", "cpu:"))), "gpu: unknown")
     versions = next((h for h in header if h.startswith(("driver:", "dlscan:"))), "")
-    fig.suptitle(f"Device-wide prefix scan throughput, {machine[4:].strip()} ({versions})", fontsize=11)
+    fig.suptitle(f"{title}, {machine[4:].strip()} ({versions})", fontsize=11)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
     print(f"wrote {sys.argv[2]}")
