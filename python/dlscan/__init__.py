@@ -1,0 +1,132 @@
+"""dlscan: single-pass prefix scans and stream compaction, on NumPy arrays (the CPU backend)
+and on CUDA arrays of PyTorch, CuPy, JAX or Numba (the GPU backend), without copies.
+
+    >>> import numpy as np, dlscan
+    >>> dlscan.cumsum(np.array([3, 1, 4, 1, 5], dtype=np.int32))
+    array([ 3,  4,  8,  9, 14])
+    >>> dlscan.cummax(np.array([3, 1, 4, 1, 5], dtype=np.int32), exclusive=True, initial=0)
+    array([0, 3, 3, 4, 4], dtype=int32)
+    >>> dlscan.run_length_encode(np.array([7, 7, 2, 2, 2, 9]))
+    (array([7, 2, 9]), array([2, 3, 1]), 3)
+
+Arrays are one-dimensional and contiguous. NumPy arrays (and other objects with the buffer
+protocol) run on a CPU handle. Objects with __dlpack__ or __cuda_array_interface__ on a CUDA
+device run there, on the stream= given, else the stream the array's
+__cuda_array_interface__ names, else the current stream of its library (PyTorch, CuPy),
+else the legacy default stream; the call only enqueues work. New outputs are made by the
+input's own library (numpy.empty, torch.empty, cupy.empty, or the array API's empty); pass
+out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
+
+Handles are kept per thread and device, created on first use. A failed call raises
+dlscan.Error with the library's message: dlscan.ArgumentError (also a ValueError),
+dlscan.DtypeError (also a TypeError) and dlscan.OutOfMemoryError (also a MemoryError) for the
+caller's mistakes; arrays that are not 1-D and contiguous, of a type dlscan does not take, or
+read-only outputs raise ValueError or TypeError before anything runs.
+"""
+
+from ._dlscan import (
+    ArgumentError,
+    DtypeError,
+    Error,
+    OutOfMemoryError,
+    __version__,
+    cummax,
+    cummin,
+    cumsum,
+    has_gpu_backend,
+    reduce_by_key,
+    reserve,
+    run_length_encode,
+    select,
+    unique,
+)
+from . import _dlscan
+
+__all__ = [
+    "cumsum", "cummin", "cummax", "select", "unique", "run_length_encode", "reduce_by_key",
+    "reserve", "has_gpu_backend", "Error", "ArgumentError", "DtypeError", "OutOfMemoryError",
+]
+
+# The struct module's format of each type, for outputs like a plain buffer (array.array,
+# memoryview): a memoryview of a bytearray. (memoryview cannot hold float16.)
+_FORMATS = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
+            "uint32": "I", "int64": "q", "uint64": "Q", "float32": "f", "float64": "d"}
+
+
+def _library(array):
+    return type(array).__module__.partition(".")[0]
+
+
+def _empty(like, n, dtype):
+    """A new one-dimensional array of n items of dtype (a name), of like's library and on its
+    device: the extension module calls this for outputs not given with out=."""
+    library = _library(like)
+    if library == "numpy":
+        import numpy
+        return numpy.empty(n, dtype)
+    if library == "torch":
+        import torch
+        return torch.empty(n, dtype=getattr(torch, dtype), device=like.device)
+    if library == "cupy":
+        import cupy
+        with like.device:
+            return cupy.empty(n, dtype)
+    namespace = getattr(like, "__array_namespace__", None)
+    if namespace is not None:
+        xp = namespace()
+        return xp.empty((n,), dtype=getattr(xp, dtype), device=like.device)
+    if dtype in _FORMATS:
+        try:
+            memoryview(like)
+        except TypeError:
+            pass
+        else:
+            import struct
+            return memoryview(bytearray(n * struct.calcsize(_FORMATS[dtype]))).cast(_FORMATS[dtype])
+    raise TypeError(f"dlscan cannot make a new array like {type(like).__name__}: pass out=")
+
+
+def _dtype_name(dtype):
+    """The name dlscan knows a dtype= argument by ('int32', 'bfloat16', ...)."""
+    if isinstance(dtype, str) or not hasattr(dtype, "is_floating_point"):  # not a torch.dtype
+        try:
+            import numpy
+        except ImportError:
+            pass
+        else:
+            try:
+                return numpy.dtype(dtype).name
+            except TypeError:
+                pass
+    name = getattr(dtype, "__name__", None) or str(dtype).rpartition(".")[2]
+    return {"float": "float64", "int": "int64", "bool_": "bool"}.get(name, name)
+
+
+def _stream_handle(stream):
+    """The CUDA stream handle (an int) of a stream= argument."""
+    if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol: (version, handle)
+        return int(stream.__cuda_stream__()[1])
+    for attribute in ("cuda_stream", "ptr"):  # PyTorch, CuPy
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return handle
+    handle = getattr(stream, "handle", None)  # Numba: a ctypes pointer
+    if handle is not None:
+        return int(getattr(handle, "value", handle) or 0)
+    raise TypeError(f"dlscan: stream={stream!r} is not a CUDA stream")
+
+
+def _current_stream(like, device):
+    """The current stream of like's library on device, or None where it has none."""
+    library = _library(like)
+    if library == "torch":
+        import torch
+        return torch.cuda.current_stream(device).cuda_stream
+    if library == "cupy":
+        import cupy
+        with cupy.cuda.Device(device):
+            return cupy.cuda.get_current_stream().ptr
+    return None
+
+
+_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream)

@@ -1,0 +1,612 @@
+/*
+ * arrays.c: Python objects as dlscan operands. An array comes in through one of three doors,
+ * tried in this order:
+ *   - the buffer protocol (NumPy arrays, array.array, memoryview): host memory, a CPU handle;
+ *   - __dlpack__ (PyTorch, CuPy, JAX; NumPy too, but the buffer protocol comes first): a
+ *     CUDA device's memory (kDLCUDA, kDLCUDAManaged) or host memory (kDLCPU, kDLCUDAHost).
+ *     The capsule is borrowed for the call and released unconsumed, so its producer frees it;
+ *   - __cuda_array_interface__ (CuPy, Numba): a CUDA device's memory.
+ * Each must be one-dimensional and contiguous. No data is copied.
+ * Also here: new outputs (through dlscan/__init__.py's _empty), dtype= names and scalar values
+ * (init, select's operand) converted to an element kind.
+ */
+#include "binding.h" /* Python.h first, as Python asks */
+
+#include <math.h>
+#include <string.h>
+
+const dlpy_kind_info dlpy_kinds[DLPY_KINDS] = {
+    [DLSCAN_INT32] = {"int32", 4, 'i', 0, 1},      [DLSCAN_UINT32] = {"uint32", 4, 'I', 0, 0},
+    [DLSCAN_INT64] = {"int64", 8, 'q', 0, 1},      [DLSCAN_UINT64] = {"uint64", 8, 'Q', 0, 0},
+    [DLSCAN_FLOAT32] = {"float32", 4, 'f', 1, 1},  [DLSCAN_FLOAT64] = {"float64", 8, 'd', 1, 1},
+    [DLSCAN_INT8] = {"int8", 1, 'b', 0, 1},        [DLSCAN_UINT8] = {"uint8", 1, 'B', 0, 0},
+    [DLSCAN_INT16] = {"int16", 2, 'h', 0, 1},      [DLSCAN_UINT16] = {"uint16", 2, 'H', 0, 0},
+    [DLSCAN_FLOAT16] = {"float16", 2, 'e', 1, 1},  [DLSCAN_BFLOAT16] = {"bfloat16", 2, 0, 1, 1},
+    [DLPY_BOOL] = {"bool", 1, '?', 0, 0},
+};
+
+/* The integer kinds by size, signed and unsigned. */
+static int dlpy_integer_kind(size_t size, int is_signed)
+{
+    switch (size) {
+    case 1: return is_signed ? DLSCAN_INT8 : DLSCAN_UINT8;
+    case 2: return is_signed ? DLSCAN_INT16 : DLSCAN_UINT16;
+    case 4: return is_signed ? DLSCAN_INT32 : DLSCAN_UINT32;
+    case 8: return is_signed ? DLSCAN_INT64 : DLSCAN_UINT64;
+    }
+    return -1;
+}
+
+static int dlpy_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+/* The kind of a buffer's items from its struct-module format, or -1. */
+static int dlpy_kind_from_format(const char *format, Py_ssize_t itemsize)
+{
+    if (!format)
+        return DLSCAN_UINT8; /* the buffer protocol's plain bytes */
+    if (*format == '>' || *format == '!') {
+        if (dlpy_little_endian())
+            return -1;
+        ++format;
+    } else if (*format == '<') {
+        if (!dlpy_little_endian())
+            return -1;
+        ++format;
+    } else if (*format == '@' || *format == '=') {
+        ++format;
+    }
+    if (format[0] == '\0' || format[1] != '\0')
+        return -1;
+    const size_t size = (size_t)itemsize;
+    switch (format[0]) {
+    case '?': return size == 1 ? DLPY_BOOL : -1;
+    case 'e': return size == 2 ? DLSCAN_FLOAT16 : -1;
+    case 'f': return size == 4 ? DLSCAN_FLOAT32 : -1;
+    case 'd': return size == 8 ? DLSCAN_FLOAT64 : -1;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': return dlpy_integer_kind(size, 1);
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': return dlpy_integer_kind(size, 0);
+    }
+    return -1;
+}
+
+/* "dtype complex128" where the object has a dtype, else what its format or type says. */
+static PyObject *dlpy_describe_type(PyObject *object, const char *fallback)
+{
+    PyObject *dtype = PyObject_GetAttrString(object, "dtype");
+    if (dtype) {
+        PyObject *text = PyUnicode_FromFormat("dtype %S", dtype);
+        Py_DECREF(dtype);
+        return text;
+    }
+    PyErr_Clear();
+    return PyUnicode_FromString(fallback);
+}
+
+static int dlpy_unsupported_type(PyObject *object, const char *func, const char *name,
+                                 const char *fallback)
+{
+    PyObject *what = dlpy_describe_type(object, fallback);
+    if (what) {
+        PyErr_Format(PyExc_TypeError,
+                     "dlscan.%s: %s has %U, which dlscan does not take; it takes bool, int8 .. "
+                     "int64, uint8 .. uint64, float16, bfloat16, float32 and float64",
+                     func, name, what);
+        Py_DECREF(what);
+    }
+    return -1;
+}
+
+static int dlpy_not_1d(const char *func, const char *name, int ndim)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "dlscan.%s: %s is %d-dimensional; dlscan takes one-dimensional arrays "
+                 "(flatten it first, e.g. x.ravel() or x.reshape(-1))",
+                 func, name, ndim);
+    return -1;
+}
+
+static int dlpy_not_contiguous(const char *func, const char *name, long long stride,
+                               size_t itemsize)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "dlscan.%s: %s is not contiguous (a stride of %lld bytes between items of %zu "
+                 "bytes); dlscan takes contiguous arrays (copy it first, e.g. "
+                 "numpy.ascontiguousarray(x) or x.contiguous())",
+                 func, name, stride, itemsize);
+    return -1;
+}
+
+/* Every operand of a call lives where the first does. */
+static int dlpy_place_device(dlpy_place *place, int device, int first, const char *func,
+                             const char *name)
+{
+    if (first) {
+        place->device = device;
+        return 0;
+    }
+    if (device == place->device)
+        return 0;
+    char here[32], there[32];
+    snprintf(here, sizeof here, device == DLPY_HOST ? "host memory" : "cuda:%d", device);
+    snprintf(there, sizeof there, place->device == DLPY_HOST ? "host memory" : "cuda:%d",
+             place->device);
+    PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is in %s, and the input in %s", func, name,
+                 here, there);
+    return -1;
+}
+
+static int dlpy_take_buffer(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                            dlpy_place *place, int first)
+{
+    if (PyObject_GetBuffer(object, &a->view, PyBUF_RECORDS_RO) < 0) {
+        /* NumPy exports no buffer of some types (datetime64): say which types dlscan takes. */
+        if (!PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_BufferError))
+            return -1;
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *dtype = PyObject_GetAttrString(object, "dtype");
+        if (!dtype) {
+            PyErr_Clear();
+            PyErr_Restore(type, value, traceback);
+            return -1;
+        }
+        Py_DECREF(dtype);
+        Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(traceback);
+        return dlpy_unsupported_type(object, func, name, "");
+    }
+    a->has_view = 1;
+    if (a->view.ndim != 1)
+        return dlpy_not_1d(func, name, a->view.ndim);
+    a->kind = dlpy_kind_from_format(a->view.format, a->view.itemsize);
+    if (a->kind < 0) {
+        char fallback[64];
+        snprintf(fallback, sizeof fallback, "items of buffer format '%.20s'",
+                 a->view.format ? a->view.format : "B");
+        return dlpy_unsupported_type(object, func, name, fallback);
+    }
+    a->n = (size_t)a->view.shape[0];
+    if (a->n > 1 && a->view.strides && a->view.strides[0] != a->view.itemsize)
+        return dlpy_not_contiguous(func, name, (long long)a->view.strides[0],
+                                   (size_t)a->view.itemsize);
+    a->data = a->view.buf;
+    a->readonly = a->view.readonly;
+    return dlpy_place_device(place, DLPY_HOST, first, func, name);
+}
+
+/* ---- DLPack: the ABI of dlpack.h (versions 0.x and 1.x), as its producers pass it ---- */
+typedef struct dlpy_dl_device {
+    int32_t device_type;
+    int32_t device_id;
+} dlpy_dl_device;
+typedef struct dlpy_dl_datatype {
+    uint8_t code; /* 0 int, 1 uint, 2 float, 4 bfloat, 6 bool */
+    uint8_t bits;
+    uint16_t lanes;
+} dlpy_dl_datatype;
+typedef struct dlpy_dl_tensor {
+    void *data;
+    dlpy_dl_device device;
+    int32_t ndim;
+    dlpy_dl_datatype dtype;
+    int64_t *shape;
+    int64_t *strides; /* in items; NULL: compact */
+    uint64_t byte_offset;
+} dlpy_dl_tensor;
+typedef struct dlpy_dl_managed { /* DLManagedTensor, capsule "dltensor" */
+    dlpy_dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(void *self);
+} dlpy_dl_managed;
+typedef struct dlpy_dl_managed_versioned { /* DLManagedTensorVersioned, "dltensor_versioned" */
+    uint32_t major, minor;
+    void *manager_ctx;
+    void (*deleter)(void *self);
+    uint64_t flags; /* bit 0: read-only */
+    dlpy_dl_tensor dl_tensor;
+} dlpy_dl_managed_versioned;
+
+enum { DLPY_KDLCPU = 1, DLPY_KDLCUDA = 2, DLPY_KDLCUDAHOST = 3, DLPY_KDLCUDAMANAGED = 13 };
+
+static int dlpy_kind_from_dlpack(dlpy_dl_datatype t)
+{
+    if (t.lanes != 1)
+        return -1;
+    switch (t.code) {
+    case 0:
+    case 1: return t.bits % 8 ? -1 : dlpy_integer_kind(t.bits / 8, t.code == 0);
+    case 2: return t.bits == 16 ? DLSCAN_FLOAT16 : t.bits == 32 ? DLSCAN_FLOAT32 : t.bits == 64 ? DLSCAN_FLOAT64 : -1;
+    case 4: return t.bits == 16 ? DLSCAN_BFLOAT16 : -1;
+    case 6: return t.bits == 8 ? DLPY_BOOL : -1;
+    }
+    return -1;
+}
+
+/* object.__dlpack__(stream=..., max_version=(1, 0)), or without max_version for a producer of
+ * the older protocol. */
+static PyObject *dlpy_call_dlpack(PyObject *method, PyObject *stream)
+{
+    PyObject *kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", stream, "max_version", 1, 0);
+    if (!kwargs)
+        return NULL;
+    PyObject *empty = PyTuple_New(0);
+    PyObject *capsule = empty ? PyObject_Call(method, empty, kwargs) : NULL;
+    if (!capsule && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyDict_DelItemString(kwargs, "max_version");
+        capsule = PyObject_Call(method, empty, kwargs);
+    }
+    Py_XDECREF(empty);
+    Py_DECREF(kwargs);
+    return capsule;
+}
+
+static int dlpy_take_dlpack(dlpy_array *a, PyObject *object, PyObject *method, const char *func,
+                            const char *name, dlpy_place *place, int first)
+{
+    PyObject *where = PyObject_CallMethod(object, "__dlpack_device__", NULL);
+    if (!where)
+        return -1;
+    int device_type, device_id;
+    const int parsed = PyArg_ParseTuple(where, "ii", &device_type, &device_id);
+    Py_DECREF(where);
+    if (!parsed)
+        return -1;
+    int device;
+    if (device_type == DLPY_KDLCPU || device_type == DLPY_KDLCUDAHOST) {
+        device = DLPY_HOST;
+    } else if (device_type == DLPY_KDLCUDA || device_type == DLPY_KDLCUDAMANAGED) {
+#ifdef DLPY_GPU
+        device = device_id;
+#else
+        return dlpy_pointer_device(NULL, func, name); /* says: no GPU backend */
+#endif
+    } else {
+        PyErr_Format(PyExc_ValueError,
+                     "dlscan.%s: %s lives on DLPack device type %d; dlscan runs on CUDA devices "
+                     "and host memory",
+                     func, name, device_type);
+        return -1;
+    }
+    if (dlpy_place_device(place, device, first, func, name) < 0)
+        return -1;
+
+    /* The producer orders its pending work on the array before the call's stream. */
+    PyObject *stream;
+    if (device == DLPY_HOST) {
+        stream = Py_NewRef(Py_None);
+    } else {
+        if (first && dlpy_call_stream(place, object, 0, 0) < 0)
+            return -1;
+        stream = PyLong_FromUnsignedLongLong(place->handle ? place->handle : 1); /* 1: legacy default */
+        if (!stream)
+            return -1;
+    }
+    a->capsule = dlpy_call_dlpack(method, stream);
+    Py_DECREF(stream);
+    if (!a->capsule)
+        return -1;
+
+    dlpy_dl_tensor *t;
+    if (PyCapsule_IsValid(a->capsule, "dltensor_versioned")) {
+        dlpy_dl_managed_versioned *m = PyCapsule_GetPointer(a->capsule, "dltensor_versioned");
+        if (m->major != 1) {
+            PyErr_Format(PyExc_TypeError, "dlscan.%s: %s comes as DLPack %u.%u; dlscan reads 1.x",
+                         func, name, m->major, m->minor);
+            return -1;
+        }
+        t = &m->dl_tensor;
+        a->readonly = (int)(m->flags & 1);
+    } else if (PyCapsule_IsValid(a->capsule, "dltensor")) {
+        t = &((dlpy_dl_managed *)PyCapsule_GetPointer(a->capsule, "dltensor"))->dl_tensor;
+    } else {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: %s.__dlpack__() returned no DLPack capsule",
+                     func, name);
+        return -1;
+    }
+    if (t->ndim != 1)
+        return dlpy_not_1d(func, name, t->ndim);
+    a->kind = dlpy_kind_from_dlpack(t->dtype);
+    if (a->kind < 0) {
+        char fallback[64];
+        snprintf(fallback, sizeof fallback, "DLPack type code %u of %u bits (%u lanes)",
+                 t->dtype.code, t->dtype.bits, t->dtype.lanes);
+        return dlpy_unsupported_type(object, func, name, fallback);
+    }
+    a->n = (size_t)t->shape[0];
+    const size_t itemsize = dlpy_kinds[a->kind].size;
+    if (a->n > 1 && t->strides && t->strides[0] != 1)
+        return dlpy_not_contiguous(func, name, (long long)(t->strides[0] * (int64_t)itemsize),
+                                   itemsize);
+    a->data = (char *)t->data + t->byte_offset;
+    return 0;
+}
+
+/* A typestr of __cuda_array_interface__ ("<f4", "|u1", "|b1") as a kind, or -1. */
+static int dlpy_kind_from_typestr(const char *typestr)
+{
+    if (strlen(typestr) < 3 || typestr[0] == (dlpy_little_endian() ? '>' : '<'))
+        return -1;
+    char *end;
+    const long size = strtol(typestr + 2, &end, 10);
+    if (*end != '\0' || size <= 0)
+        return -1;
+    switch (typestr[1]) {
+    case 'i': return dlpy_integer_kind((size_t)size, 1);
+    case 'u': return dlpy_integer_kind((size_t)size, 0);
+    case 'f': return size == 2 ? DLSCAN_FLOAT16 : size == 4 ? DLSCAN_FLOAT32 : size == 8 ? DLSCAN_FLOAT64 : -1;
+    case 'b': return size == 1 ? DLPY_BOOL : -1;
+    }
+    return -1;
+}
+
+static int dlpy_take_cai(dlpy_array *a, PyObject *object, PyObject *cai, const char *func,
+                         const char *name, dlpy_place *place, int first)
+{
+    if (!PyDict_Check(cai)) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: %s.__cuda_array_interface__ is not a dict",
+                     func, name);
+        return -1;
+    }
+    PyObject *shape = PyDict_GetItemString(cai, "shape");
+    PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+    PyObject *data = PyDict_GetItemString(cai, "data");
+    PyObject *strides = PyDict_GetItemString(cai, "strides");
+    PyObject *mask = PyDict_GetItemString(cai, "mask");
+    PyObject *stream = PyDict_GetItemString(cai, "stream");
+    if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data ||
+        !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "dlscan.%s: %s.__cuda_array_interface__ lacks shape, typestr or data", func,
+                     name);
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(shape) != 1)
+        return dlpy_not_1d(func, name, (int)PyTuple_GET_SIZE(shape));
+    if (mask && mask != Py_None) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is a masked array", func, name);
+        return -1;
+    }
+    a->kind = dlpy_kind_from_typestr(PyUnicode_AsUTF8(typestr));
+    if (a->kind < 0) {
+        char fallback[64];
+        snprintf(fallback, sizeof fallback, "typestr '%.20s'", PyUnicode_AsUTF8(typestr));
+        return dlpy_unsupported_type(object, func, name, fallback);
+    }
+    a->n = PyLong_AsSize_t(PyTuple_GET_ITEM(shape, 0));
+    a->data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    a->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (PyErr_Occurred())
+        return -1;
+    const size_t itemsize = dlpy_kinds[a->kind].size;
+    if (strides && strides != Py_None && a->n > 1) {
+        const long long stride = PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == 1
+                                     ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, 0))
+                                     : 0;
+        if (PyErr_Occurred())
+            return -1;
+        if (stride != (long long)itemsize)
+            return dlpy_not_contiguous(func, name, stride, itemsize);
+    }
+    const int device = a->data ? dlpy_pointer_device(a->data, func, name)
+                               : first ? dlpy_pointer_device(NULL, func, name) : place->device;
+    if (device < 0 || dlpy_place_device(place, device, first, func, name) < 0)
+        return -1;
+    /* Version 3's stream: work on it that the array waits for (absent or None: none). */
+    const int has_stream = stream && stream != Py_None;
+    const uintptr_t producer = has_stream ? (uintptr_t)PyLong_AsUnsignedLongLong(stream) : 0;
+    if (PyErr_Occurred())
+        return -1;
+    if (first && dlpy_call_stream(place, object, producer, has_stream) < 0)
+        return -1;
+    return has_stream ? dlpy_wait_for(place, producer, func) : 0;
+}
+
+/* The attribute `name` of object, or NULL without an exception where it has none. */
+static PyObject *dlpy_optional_attr(PyObject *object, const char *name)
+{
+    PyObject *value = PyObject_GetAttrString(object, name);
+    if (!value && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    return value;
+}
+
+int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                    dlpy_place *place, int first, int writable)
+{
+    a->object = Py_NewRef(object);
+    int result;
+    PyObject *door;
+    if (PyObject_CheckBuffer(object)) {
+        result = dlpy_take_buffer(a, object, func, name, place, first);
+    } else if ((door = dlpy_optional_attr(object, "__dlpack__"))) {
+        result = dlpy_take_dlpack(a, object, door, func, name, place, first);
+        Py_DECREF(door);
+    } else if (!PyErr_Occurred() && (door = dlpy_optional_attr(object, "__cuda_array_interface__"))) {
+        result = dlpy_take_cai(a, object, door, func, name, place, first);
+        Py_DECREF(door);
+    } else {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError,
+                         "dlscan.%s: %s must be an array: a NumPy array (or another object with "
+                         "the buffer protocol), or an object with __dlpack__ or "
+                         "__cuda_array_interface__ (PyTorch, CuPy, JAX, Numba), not %.100s",
+                         func, name, Py_TYPE(object)->tp_name);
+        result = -1;
+    }
+    if (result == 0 && writable && a->readonly) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is read-only", func, name);
+        result = -1;
+    }
+    if (result < 0)
+        dlpy_array_release(a);
+    return result;
+}
+
+void dlpy_array_release(dlpy_array *a)
+{
+    if (a->has_view)
+        PyBuffer_Release(&a->view);
+    a->has_view = 0;
+    Py_CLEAR(a->capsule);
+    Py_CLEAR(a->object);
+}
+
+int dlpy_array_new(dlpy_array *a, PyObject *like, size_t n, int kind, const char *func,
+                   const char *name, dlpy_place *place)
+{
+    PyObject *array = PyObject_CallFunction(dlpy_empty_helper, "Ons", like, (Py_ssize_t)n,
+                                            dlpy_kinds[kind].name);
+    if (!array)
+        return -1;
+    const int result = dlpy_array_take(a, array, func, name, place, 0, 1);
+    Py_DECREF(array);
+    if (result == 0 && (a->n != n || a->kind != kind)) { /* _empty's own mistake */
+        PyErr_Format(PyExc_RuntimeError, "dlscan.%s: the new %s is not %zu items of %s", func,
+                     name, n, dlpy_kinds[kind].name);
+        dlpy_array_release(a);
+        return -1;
+    }
+    return result;
+}
+
+int dlpy_output(dlpy_array *a, PyObject *out, PyObject *like, size_t n, int kind,
+                const char *func, const char *name, dlpy_place *place)
+{
+    if (!out)
+        return dlpy_array_new(a, like, n, kind, func, name, place);
+    if (dlpy_array_take(a, out, func, name, place, 0, 1) < 0)
+        return -1;
+    if (a->n != n) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s has %zu items; %zu are written", func,
+                     name, a->n, n);
+    } else if (a->kind != kind) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: %s has items of %s; this call writes %s", func,
+                     name, dlpy_kinds[a->kind].name, dlpy_kinds[kind].name);
+    } else {
+        return 0;
+    }
+    dlpy_array_release(a);
+    return -1;
+}
+
+int dlpy_kind_from_dtype(PyObject *dtype, const char *func)
+{
+    PyObject *name = PyUnicode_Check(dtype) ? Py_NewRef(dtype)
+                                            : PyObject_CallOneArg(dlpy_dtype_helper, dtype);
+    if (!name)
+        return -1;
+    const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    for (int kind = 0; text && kind < DLPY_KINDS; ++kind)
+        if (strcmp(text, dlpy_kinds[kind].name) == 0) {
+            Py_DECREF(name);
+            return kind;
+        }
+    if (text && PyUnicode_Check(dtype)) { /* another spelling ("i4", "<f8", "double") */
+        Py_DECREF(name);
+        if (!(name = PyObject_CallOneArg(dlpy_dtype_helper, dtype)))
+            return -1;
+        text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        for (int kind = 0; text && kind < DLPY_KINDS; ++kind)
+            if (strcmp(text, dlpy_kinds[kind].name) == 0) {
+                Py_DECREF(name);
+                return kind;
+            }
+    }
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError,
+                     "dlscan.%s: dtype=%R is not a type dlscan takes (bool, int8 .. int64, "
+                     "uint8 .. uint64, float16, bfloat16, float32, float64)",
+                     func, dtype);
+    Py_DECREF(name);
+    return -1;
+}
+
+/* x rounded to nearest even into a binary float of `mantissa` stored bits and exponents
+ * emin .. emax (float16: 10, -14, 15; bfloat16: 7, -126, 127), as its bits. */
+static uint16_t dlpy_round_to_bits(double x, int mantissa, int emin, int emax)
+{
+    const uint16_t sign = signbit(x) ? (uint16_t)(1u << 15) : 0;
+    const uint16_t exponent_mask = (uint16_t)(((1u << (15 - mantissa)) - 1) << mantissa);
+    if (isnan(x))
+        return sign | exponent_mask | (uint16_t)(1u << (mantissa - 1));
+    const double a = fabs(x);
+    /* From the largest finite value plus half its last place on, the rounding gives inf. */
+    if (a >= ldexp(2.0 - ldexp(1.0, -mantissa - 1), emax))
+        return sign | exponent_mask;
+    if (a < ldexp(1.0, emin)) /* subnormal: multiples of 2^(emin - mantissa); may round up to
+                                 the smallest normal, whose bits follow on */
+        return sign | (uint16_t)nearbyint(ldexp(a, mantissa - emin));
+    int e;
+    frexp(a, &e); /* a = f 2^e, 0.5 <= f < 1: the exponent is e - 1 */
+    const long m = lrint(ldexp(a, mantissa + 1 - e)); /* 2^mantissa .. 2^(mantissa+1) */
+    return sign | (uint16_t)(((long)(e - 1 - emin + 1) << mantissa) + m - (1l << mantissa));
+}
+
+int dlpy_value(PyObject *number, int kind, const char *func, const char *name, void *value)
+{
+    const dlpy_kind_info *info = &dlpy_kinds[kind];
+    if (kind == DLPY_BOOL) {
+        const int truth = PyObject_IsTrue(number);
+        if (truth < 0)
+            return -1;
+        *(uint8_t *)value = (uint8_t)truth;
+        return 0;
+    }
+    if (info->is_float) {
+        const double d = PyFloat_AsDouble(number);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "dlscan.%s: %s must be a number, not %.100s", func,
+                         name, Py_TYPE(number)->tp_name);
+            return -1;
+        }
+        if (kind == DLSCAN_FLOAT64) {
+            memcpy(value, &d, 8);
+        } else if (kind == DLSCAN_FLOAT32) {
+            const float f = (float)d;
+            memcpy(value, &f, 4);
+        } else {
+            const uint16_t bits = kind == DLSCAN_FLOAT16 ? dlpy_round_to_bits(d, 10, -14, 15)
+                                                         : dlpy_round_to_bits(d, 7, -126, 127);
+            memcpy(value, &bits, 2);
+        }
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(number);
+    if (!index) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: %s must be an integer for %s items, not %.100s",
+                     func, name, info->name, Py_TYPE(number)->tp_name);
+        return -1;
+    }
+    const int bits = (int)info->size * 8;
+    int out_of_range;
+    unsigned long long u = 0;
+    if (info->is_signed) {
+        const long long v = PyLong_AsLongLong(index);
+        out_of_range = (v == -1 && PyErr_Occurred()) ||
+                       (bits < 64 && (v < -(1ll << (bits - 1)) || v >= (1ll << (bits - 1))));
+        u = (unsigned long long)v;
+    } else {
+        u = PyLong_AsUnsignedLongLong(index); /* OverflowError below 0 and above 2^64 - 1 */
+        out_of_range = (u == (unsigned long long)-1 && PyErr_Occurred()) || (bits < 64 && u >> bits);
+    }
+    if (out_of_range) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "dlscan.%s: %s = %S is out of the range of %s", func,
+                     name, index, info->name);
+        Py_DECREF(index);
+        return -1;
+    }
+    Py_DECREF(index);
+    /* The low bytes of u, as a little- or big-endian machine stores them. */
+    switch (info->size) {
+    case 1: *(uint8_t *)value = (uint8_t)u; break;
+    case 2: *(uint16_t *)value = (uint16_t)u; break;
+    case 4: *(uint32_t *)value = (uint32_t)u; break;
+    default: *(uint64_t *)value = (uint64_t)u; break;
+    }
+    return 0;
+}

@@ -1,0 +1,221 @@
+"""test_scan.py: dlscan.cumsum, cummin and cummax on NumPy arrays (the CPU backend) against
+NumPy: every type and operator, inclusive and exclusive, sizes around the CPU tile, every
+type pair, initial values (numbers and one-item arrays), totals and chaining, in place, and
+the DLPack door (bfloat16 included)."""
+
+import array
+import concurrent.futures
+
+import numpy as np
+import pytest
+
+import dlscan
+from reference import (FLOATS, INTEGERS, OPS, SIZES, TYPES, DLPackOnly, bfloat16_to_float32,
+                       float32_to_bfloat16, random_array, scan)
+
+FUNCTIONS = {"sum": dlscan.cumsum, "min": dlscan.cummin, "max": dlscan.cummax}
+
+
+def numpy_result_type(dtype, op):
+    """numpy.cumsum's type for dtype (the platform integer for narrower integers and bool);
+    min and max keep the type."""
+    if op != "sum":
+        return np.dtype(dtype)
+    return np.cumsum(np.zeros(1, dtype)).dtype
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng()
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_every_type_and_operator(rng, op, dtype, n, exclusive):
+    x = random_array(rng, dtype, n)
+    result = FUNCTIONS[op](x, exclusive=exclusive)
+    out_dtype = numpy_result_type(dtype, op)
+    assert isinstance(result, np.ndarray) and result.dtype == out_dtype and result.shape == (n,)
+    np.testing.assert_array_equal(result, scan(x, op, out_dtype, exclusive))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS + FLOATS)
+@pytest.mark.parametrize("op", OPS)
+def test_into_itself_as_numpy_does(rng, op, dtype):
+    """With dtype= the input's type, 8- and 16-bit sums wrap as NumPy's do."""
+    x = random_array(rng, dtype, 100_000)
+    result = FUNCTIONS[op](x, dtype=dtype)
+    assert result.dtype == np.dtype(dtype)
+    if op == "sum" and dtype != "float16":  # NumPy adds float16 in float16
+        with np.errstate(over="ignore"):
+            expected = np.cumsum(x, dtype=dtype)
+    elif op == "sum":
+        expected = np.cumsum(x.astype(np.float32)).astype(np.float16)
+    else:
+        expected = (np.minimum if op == "min" else np.maximum).accumulate(x)
+    np.testing.assert_array_equal(result, expected)
+
+
+def type_pairs():
+    """The pairs dlscan.h lists, besides every type into itself."""
+    pairs = []
+    for source in INTEGERS:
+        size = np.dtype(source).itemsize
+        for target in ["int32", "uint32", "int64", "uint64"]:
+            if np.dtype(target).itemsize >= size and target != source:
+                pairs.append((source, target))
+    return pairs + [("float16", "float32"), ("float32", "float64"), ("int32", "float64")]
+
+
+@pytest.mark.parametrize("source,target", type_pairs())
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_type_pairs(rng, source, target, op, exclusive):
+    x = random_array(rng, source, 70_001)
+    if target == "float64" and source == "int32":
+        x = rng.integers(-(2**20), 2**20, 70_001).astype(np.int32)  # exact float64 sums
+    result = FUNCTIONS[op](x, dtype=target, exclusive=exclusive)
+    assert result.dtype == np.dtype(target)
+    np.testing.assert_array_equal(result, scan(x, op, target, exclusive))
+
+
+def test_dtype_spellings(rng):
+    x = random_array(rng, "int16", 1000)
+    expected = scan(x, "sum", "int32")
+    for dtype in ["int32", "i4", np.int32, np.dtype("int32"), np.dtype("<i4")]:
+        np.testing.assert_array_equal(dlscan.cumsum(x, dtype=dtype), expected)
+    assert dlscan.cumsum(np.ones(3, np.float32), dtype=float).dtype == np.float64
+
+
+def test_out_sets_the_type(rng):
+    x = random_array(rng, "int8", 5000)
+    out = np.empty(5000, np.int32)
+    assert dlscan.cumsum(x, out=out) is out
+    np.testing.assert_array_equal(out, scan(x, "sum", "int32"))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS + FLOATS)
+@pytest.mark.parametrize("op", OPS)
+def test_in_place(rng, op, dtype):
+    x = random_array(rng, dtype, 150_000)
+    expected = scan(x, op, dtype)
+    assert FUNCTIONS[op](x, out=x) is x
+    np.testing.assert_array_equal(x, expected)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS + FLOATS)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_initial(rng, op, dtype, exclusive):
+    x = random_array(rng, dtype, 70_000)
+    initial = 7 if np.dtype(dtype).kind != "f" else -2.5
+    result = FUNCTIONS[op](x, dtype=dtype, exclusive=exclusive, initial=initial)
+    np.testing.assert_array_equal(result, scan(x, op, dtype, exclusive, initial))
+    # the same value from a one-item array, read when the scan runs
+    result = FUNCTIONS[op](x, dtype=dtype, exclusive=exclusive,
+                           initial=np.array([initial], dtype))
+    np.testing.assert_array_equal(result, scan(x, op, dtype, exclusive, initial))
+
+
+def test_initial_extremes():
+    x = np.zeros(3, np.uint64)
+    np.testing.assert_array_equal(dlscan.cumsum(x, initial=2**64 - 1), [2**64 - 1] * 3)
+    x = np.zeros(2, np.int8)
+    np.testing.assert_array_equal(dlscan.cummin(x, initial=-128), [-128, -128])
+    # float16: the initial value rounds to nearest even (2049 -> 2048, 2051 -> 2052)
+    x = np.zeros(1, np.float16)
+    assert dlscan.cumsum(x, exclusive=True, initial=2049.0)[0] == 2048
+    assert dlscan.cumsum(x, exclusive=True, initial=2051.0)[0] == 2052
+    assert dlscan.cumsum(x, exclusive=True, initial=1e6)[0] == np.inf
+    assert dlscan.cumsum(x, exclusive=True, initial=np.float64(2.0**-24 * 1.5))[0] == \
+        np.float16(2.0**-24 * 1.5)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 100_000])
+def test_total(rng, exclusive, n):
+    x = random_array(rng, "int32", n)
+    total = np.full(1, -1, np.int64)
+    dlscan.cumsum(x, exclusive=exclusive, initial=5, total=total)
+    assert total[0] == 5 + x.astype(np.int64).sum()
+
+
+def test_chained_over_chunks(rng):
+    """The running total carried from chunk to chunk in one array: initial and total alike."""
+    x = random_array(rng, "float32", 300_000)
+    carry = np.zeros(1, np.float64)
+    out = np.empty(len(x), np.float64)
+    for start in range(0, len(x), 70_000):
+        chunk = slice(start, start + 70_000)
+        dlscan.cumsum(x[chunk], out=out[chunk], initial=carry, total=carry)
+    np.testing.assert_array_equal(out, np.cumsum(x, dtype=np.float64))
+    assert carry[0] == out[-1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_real_float_sums(rng, dtype):
+    """Float sums of real values: within rounding of a float64 sum (dlscan.h's bound)."""
+    x = rng.standard_normal(300_001).astype(dtype)
+    result = dlscan.cumsum(x, deterministic=True)
+    exact = np.cumsum(x.astype(np.float64))
+    eps = np.finfo(dtype).eps
+    bound = (2 * 17 + 16 + len(x) / 65536 + 8) * eps * np.cumsum(np.abs(x.astype(np.float64)))
+    assert np.all(np.abs(result - exact) <= bound)
+    np.testing.assert_array_equal(dlscan.cumsum(x), result)  # CPU sums are deterministic
+
+
+def test_bool():
+    x = np.array([True, False, True, True])
+    np.testing.assert_array_equal(dlscan.cumsum(x), [1, 1, 2, 3])
+    assert dlscan.cumsum(x).dtype == np.int64
+    np.testing.assert_array_equal(dlscan.cummin(x), [True, False, False, False])
+    assert dlscan.cummax(x).dtype == np.bool_
+
+
+def test_plain_buffers():
+    """Objects with the buffer protocol other than NumPy's get memoryviews back."""
+    result = dlscan.cumsum(array.array("i", [1, 2, 3]), dtype="int32")
+    assert isinstance(result, memoryview) and list(result) == [1, 3, 6]
+    assert list(dlscan.cummax(memoryview(b"\x01\x05\x02"))) == [1, 5, 5]
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_dlpack(rng, versioned):
+    """Arrays reached through __dlpack__ alone run on the CPU backend (PyTorch CPU tensors)."""
+    x = random_array(rng, "int64", 100_000)
+    out = np.empty_like(x)
+    dlscan.cumsum(DLPackOnly(x, versioned), out=DLPackOnly(out, versioned))
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_bfloat16(rng):
+    values = rng.integers(-50, 51, 100_000).astype(np.float32)
+    bits = float32_to_bfloat16(values)  # exact: small integers
+    x = DLPackOnly(bits, bfloat16=True)
+    out = np.empty(len(bits), np.float32)
+    dlscan.cumsum(x, out=out)
+    np.testing.assert_array_equal(out, np.cumsum(values))
+    into_itself = np.empty(len(bits), np.uint16)
+    dlscan.cumsum(x, out=DLPackOnly(into_itself, bfloat16=True), initial=1.5)
+    np.testing.assert_array_equal(into_itself, float32_to_bfloat16(1.5 + np.cumsum(values)))
+    dlscan.cummax(x, out=DLPackOnly(into_itself, bfloat16=True))
+    np.testing.assert_array_equal(bfloat16_to_float32(into_itself), np.maximum.accumulate(values))
+
+
+def test_threads(rng):
+    """Calls from several threads at once, each on its own handle."""
+    inputs = [random_array(rng, "int32", 200_000) for _ in range(8)]
+
+    def run(x):
+        return dlscan.cumsum(x, dtype="int32")
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, inputs * 3))
+    for x, result in zip(inputs * 3, results):
+        np.testing.assert_array_equal(result, np.cumsum(x, dtype=np.int32))
+
+
+def test_reserve():
+    assert dlscan.reserve(np.zeros(1 << 20, np.float32), dtype="float64") is None
