@@ -37,6 +37,11 @@ static int dlpy_integer_kind(size_t size, int is_signed)
     return -1;
 }
 
+static int dlpy_float_kind(size_t size)
+{
+    return size == 2 ? DLSCAN_FLOAT16 : size == 4 ? DLSCAN_FLOAT32 : size == 8 ? DLSCAN_FLOAT64 : -1;
+}
+
 static int dlpy_little_endian(void)
 {
     const uint16_t one = 1;
@@ -218,7 +223,7 @@ static int dlpy_kind_from_dlpack(dlpy_dl_datatype t)
     switch (t.code) {
     case 0:
     case 1: return t.bits % 8 ? -1 : dlpy_integer_kind(t.bits / 8, t.code == 0);
-    case 2: return t.bits == 16 ? DLSCAN_FLOAT16 : t.bits == 32 ? DLSCAN_FLOAT32 : t.bits == 64 ? DLSCAN_FLOAT64 : -1;
+    case 2: return t.bits % 8 ? -1 : dlpy_float_kind(t.bits / 8);
     case 4: return t.bits == 16 ? DLSCAN_BFLOAT16 : -1;
     case 6: return t.bits == 8 ? DLPY_BOOL : -1;
     }
@@ -281,7 +286,8 @@ static int dlpy_take_dlpack(dlpy_array *a, PyObject *object, PyObject *method, c
     } else {
         if (first && dlpy_call_stream(place, object, 0, 0) < 0)
             return -1;
-        stream = PyLong_FromUnsignedLongLong(place->handle ? place->handle : 1); /* 1: legacy default */
+        /* 0 means no stream in the protocol: the legacy default stream is 1 there. */
+        stream = PyLong_FromUnsignedLongLong(place->handle ? place->handle : 1);
         if (!stream)
             return -1;
     }
@@ -337,7 +343,7 @@ static int dlpy_kind_from_typestr(const char *typestr)
     switch (typestr[1]) {
     case 'i': return dlpy_integer_kind((size_t)size, 1);
     case 'u': return dlpy_integer_kind((size_t)size, 0);
-    case 'f': return size == 2 ? DLSCAN_FLOAT16 : size == 4 ? DLSCAN_FLOAT32 : size == 8 ? DLSCAN_FLOAT64 : -1;
+    case 'f': return dlpy_float_kind((size_t)size);
     case 'b': return size == 1 ? DLPY_BOOL : -1;
     }
     return -1;
@@ -425,7 +431,8 @@ int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const cha
     } else if ((door = dlpy_optional_attr(object, "__dlpack__"))) {
         result = dlpy_take_dlpack(a, object, door, func, name, place, first);
         Py_DECREF(door);
-    } else if (!PyErr_Occurred() && (door = dlpy_optional_attr(object, "__cuda_array_interface__"))) {
+    } else if (!PyErr_Occurred() &&
+               (door = dlpy_optional_attr(object, "__cuda_array_interface__"))) {
         result = dlpy_take_cai(a, object, door, func, name, place, first);
         Py_DECREF(door);
     } else {
@@ -591,7 +598,8 @@ int dlpy_value(PyObject *number, int kind, const char *func, const char *name, v
         u = (unsigned long long)v;
     } else {
         u = PyLong_AsUnsignedLongLong(index); /* OverflowError below 0 and above 2^64 - 1 */
-        out_of_range = (u == (unsigned long long)-1 && PyErr_Occurred()) || (bits < 64 && u >> bits);
+        out_of_range =
+            (u == (unsigned long long)-1 && PyErr_Occurred()) || (bits < 64 && u >> bits);
     }
     if (out_of_range) {
         PyErr_Clear();

@@ -130,7 +130,8 @@ PyObject *dlpy_raise_status(dlscan_status status, const char *message, const cha
 
 /* dlscan/__init__.py's helpers, set by its call of _dlscan._setup(): _empty(like, n, dtype),
  * _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device). */
-extern PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper, *dlpy_current_stream_helper;
+extern PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper,
+    *dlpy_current_stream_helper;
 
 /* An operand or Python return value that is a tuple of two (out=(a, b)) split into a and b,
  * each NULL where None or where out is NULL. */

@@ -45,10 +45,10 @@ static PyObject *dlpy_exception(dlscan_status status)
 
 PyObject *dlpy_raise_status(dlscan_status status, const char *message, const char *func)
 {
-    PyObject *text = message && *message
-                         ? PyUnicode_FromFormat("dlscan.%s: %s (%s)", func, message,
-                                                dlpy_status_name(status))
-                         : PyUnicode_FromFormat("dlscan.%s: %s", func, dlscan_status_string(status));
+    PyObject *text =
+        message && *message
+            ? PyUnicode_FromFormat("dlscan.%s: %s (%s)", func, message, dlpy_status_name(status))
+            : PyUnicode_FromFormat("dlscan.%s: %s", func, dlscan_status_string(status));
     if (!text)
         return NULL;
     PyObject *type = dlpy_exception(status);
@@ -176,7 +176,9 @@ static PyMethodDef dlpy_methods[] = {
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,
      "reserve(x, *, dtype=None)\n--\n\n"
      "Grows the calling thread's handle for x's device so that scans of up to len(x) items into\n"
-     "dtype (default: x's type) allocate nothing: call it before capturing a CUDA graph."},
+     "dtype (default: the types cumsum, cummin and cummax of x write) allocate nothing: call it\n"
+     "before capturing a CUDA graph. (Compaction grows the handle on its first call of a size:\n"
+     "run it once before capturing.)"},
     {"_setup", dlpy_setup, METH_VARARGS, "dlscan/__init__.py's helpers for the module."},
     {"has_gpu_backend", dlpy_has_gpu_backend, METH_NOARGS,
      "has_gpu_backend()\n--\n\nWhether this dlscan was built with the GPU backend."},

@@ -163,12 +163,15 @@ PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     PyObject *returned = NULL;
     int previous_device = -1;
-    const int kind = dtype == Py_None ? in.kind : dlpy_kind_from_dtype(dtype, "reserve");
-    dlscan_handle_t h = kind < 0 ? NULL : dlpy_handle(&place, "reserve", &previous_device);
-    if (h) {
-        const dlscan_status status = dlscan_reserve(h, in.n, dlpy_type(kind));
+    /* Without dtype=: the output types of cumsum, cummin and cummax of x by default. */
+    const int kinds[2] = {dtype == Py_None ? in.kind : dlpy_kind_from_dtype(dtype, "reserve"),
+                          dlpy_default_kind(in.kind, DLSCAN_SUM)};
+    dlscan_handle_t h = kinds[0] < 0 ? NULL : dlpy_handle(&place, "reserve", &previous_device);
+    dlscan_status status = DLSCAN_SUCCESS;
+    for (int i = 0; h && i < (dtype == Py_None ? 2 : 1) && status == DLSCAN_SUCCESS; ++i)
+        status = dlscan_reserve(h, in.n, dlpy_type(kinds[i]));
+    if (h)
         returned = status == DLSCAN_SUCCESS ? Py_NewRef(Py_None) : dlpy_raise(h, status, "reserve");
-    }
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);
     return returned;
