@@ -50,10 +50,12 @@ static dlpy_thread_handles *dlpy_thread(void)
 
 #ifdef DLPY_GPU
 
+/* A failed CUDA call as dlscan.Error with DLSCAN_ERROR_CUDA, as the library reports its own. */
 static int dlpy_cuda_failed(cudaError_t error, const char *what, const char *func)
 {
-    PyErr_Format(PyExc_RuntimeError, "dlscan.%s: %s failed: %s", func, what,
-                 cudaGetErrorString(error));
+    char message[256];
+    snprintf(message, sizeof message, "%s failed: %s", what, cudaGetErrorString(error));
+    dlpy_raise_status(DLSCAN_ERROR_CUDA, message, func);
     return -1;
 }
 
