@@ -199,7 +199,8 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   in 32 bits (float16 and bfloat16 in float32) and rounds each output to its type: integer
  *   sums wrap modulo 2^8 or 2^16 all the same, float sums are a float32 sum rounded once.
  * - init (host memory, read before the call returns) or d_init (device memory of the handle's
- *   device, read when the kernel runs, so earlier work on the stream may write it): one
+ *   device, read when the kernel runs, so earlier work on the stream may write it; host memory
+ *   for a CPU handle, like d_total): one
  *   out_type value, folded in first. For an exclusive scan it is out[0]; an inclusive scan
  *   starts from it too (out[j] = init op in[0] op ... op in[j]). Neither: the operator's
  *   identity. Both: DLSCAN_ERROR_INVALID_ARGUMENT.
