@@ -324,7 +324,8 @@ typedef enum dlscan_option {
      * another GPU model or build, or with another tile configuration, can differ in the last
      * bits. Against a float64 scan of the same data a float sum differs by rounding only, at
      * most about (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first
-     * order), as long as no partial sum overflows. Either way the items are not added in the
+     * order; on CPU handles, whose tiles scan their items in order, add the item's position in
+     * its tile), as long as no partial sum overflows. Either way the items are not added in the
      * order of a sequential loop: each tile is reduced as a tree (on CPU handles, in 8 lanes
      * first), so where a loop's running sum stays finite only because large items of opposite
      * signs cancel, a partial sum of a few of them can overflow to +-inf, and the result be inf
