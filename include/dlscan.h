@@ -199,7 +199,8 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   in 32 bits (float16 and bfloat16 in float32) and rounds each output to its type: integer
  *   sums wrap modulo 2^8 or 2^16 all the same, float sums are a float32 sum rounded once.
  * - init (host memory, read before the call returns) or d_init (device memory of the handle's
- *   device, read when the kernel runs, so earlier work on the stream may write it): one
+ *   device, read when the kernel runs, so earlier work on the stream may write it; host memory
+ *   for a CPU handle, like d_total): one
  *   out_type value, folded in first. For an exclusive scan it is out[0]; an inclusive scan
  *   starts from it too (out[j] = init op in[0] op ... op in[j]). Neither: the operator's
  *   identity. Both: DLSCAN_ERROR_INVALID_ARGUMENT.
@@ -323,7 +324,8 @@ typedef enum dlscan_option {
      * another GPU model or build, or with another tile configuration, can differ in the last
      * bits. Against a float64 scan of the same data a float sum differs by rounding only, at
      * most about (2 log2(tile items) + 16 + tiles before the item) * eps * sum of |x| (first
-     * order), as long as no partial sum overflows. Either way the items are not added in the
+     * order; on CPU handles, whose tiles scan their items in order, add the item's position in
+     * its tile), as long as no partial sum overflows. Either way the items are not added in the
      * order of a sequential loop: each tile is reduced as a tree (on CPU handles, in 8 lanes
      * first), so where a loop's running sum stays finite only because large items of opposite
      * signs cancel, a partial sum of a few of them can overflow to +-inf, and the result be inf

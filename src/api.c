@@ -141,7 +141,7 @@ static dlscan_status dl_scan(dlscan_handle_t h, const dlscan_scan_args *args, cu
     const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
     const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
     const size_t tile = h->backend->tile_items(h, acc);
-    if ((status = dl_check_count(h, n, in_size > size ? in_type : type, tile)) != DLSCAN_SUCCESS)
+    if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
     const size_t in_bytes = n * in_size, bytes = n * size;
     if (n > 0) {

@@ -388,7 +388,9 @@ static int check_integers(const pair_case *c, const void *in, const void *init, 
  *     the smallest nonzero item, so a lost or doubled item always fails;
  *   others: the first-order bound of a sum evaluated along a chain of at most m additions,
  *     |error| <= m * (eps * S_j + tiny) with S_j = |init| + sum of |x_i| up to j, where
- *     m = 2 * log2(tile items) + 16 (inside the tile) + tiles before j (the look-back's left
+ *     m = 2 * log2(tile items) + 16 (inside the tile, the GPU's tree) + j's position in its
+ *     tile (a CPU handle scans a tile in item order: with 65536-item tiles and random signs
+ *     the GPU's term alone was exceeded now and then) + tiles before j (the look-back's left
  *     fold) + the calls before (a chain over chunks), eps the accumulator's unit roundoff
  *     (float32's for the 16-bit floats) and tiny its smallest subnormal (subnormal sums).
  * A 16-bit output is the float32 sum rounded once: it must lie between the roundings of
@@ -404,8 +406,8 @@ static long double sum_tolerance(const pair_case *c, size_t j, long double abs_s
     const int wide = c->out_type == DLSCAN_FLOAT64;
     const long double eps = wide ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
     const long double tiny = wide ? DBL_TRUE_MIN : FLT_TRUE_MIN;
-    const long double chain =
-        2.0 * log2((double)tile) + 16.0 + (double)(j / tile) + (double)extra_steps;
+    const long double chain = 2.0 * log2((double)tile) + 16.0 + (double)(j % tile) +
+                              (double)(j / tile) + (double)extra_steps;
     return chain * (eps * abs_sum + tiny);
 }
 
