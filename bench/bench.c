@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_check.h"
 #include "dlscan.h"
@@ -461,7 +462,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench: host allocation failed\n");
             return 1;
         }
-        uint64_t rng = 0x5eed0000u + (uint64_t)now + (uint64_t)type;
+        uint64_t rng = 0x5eed0000u + (uint64_t)time(NULL) + (uint64_t)type;
         test_fill_random(type, TEST_VALUES_UNIFORM, host_in, max_n, &rng);
         CUDA_CHECK(cudaMalloc(&d_in, max_n * size));
         CUDA_CHECK(cudaMalloc(&d_out, max_n * size));
