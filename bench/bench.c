@@ -409,14 +409,6 @@ int main(int argc, char **argv)
     struct cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    const char *commit = getenv("DLSCAN_GIT_COMMIT");
-    char when[64];
-    const time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-
     const bench_variant *variants[MAX_VARIANTS];
     int variant_count = 0;
     variants[variant_count++] = &memcpy_variant;
@@ -435,15 +427,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: cannot write %s\n", o.csv);
         return 1;
     }
-    char header[1024];
-    snprintf(header, sizeof header,
-             "# gpu: %s (%d SMs, %d MB L2)\n# driver: %d.%d, CUDA runtime: %d.%d, CUB: %s\n"
-             "# dlscan: %d, commit: %s, date: %s\n# operation: %s %s\n",
-             prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, driver / 1000,
-             driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10,
-             bench_cub_variant() ? bench_cub_version() : "not built", dlscan_version(),
-             commit ? commit : "unknown", when, o.exclusive ? "exclusive" : "inclusive",
+    char operation[64], header[1024];
+    snprintf(operation, sizeof operation, "%s %s", o.exclusive ? "exclusive" : "inclusive",
              op_names[o.op]);
+    bench_provenance(header, sizeof header, &prop, operation);
     printf("%s", header);
     if (csv) {
         fprintf(csv, "%s", header);
@@ -475,7 +462,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench: host allocation failed\n");
             return 1;
         }
-        uint64_t rng = 0x5eed0000u + (uint64_t)now + (uint64_t)type;
+        uint64_t rng = 0x5eed0000u + (uint64_t)time(NULL) + (uint64_t)type;
         test_fill_random(type, TEST_VALUES_UNIFORM, host_in, max_n, &rng);
         CUDA_CHECK(cudaMalloc(&d_in, max_n * size));
         CUDA_CHECK(cudaMalloc(&d_out, max_n * size));

@@ -425,19 +425,9 @@ static size_t floor_bytes(const row *r) { return r->n * (size_of(r->p.in) + size
 
 static void print_header(FILE *f, const struct cudaDeviceProp *prop, const char *operation)
 {
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    const char *commit = getenv("DLSCAN_GIT_COMMIT");
-    char when[64];
-    const time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    fprintf(f,
-            "# gpu: %s (%d SMs, %d MB L2)\n# driver: %d.%d, CUDA runtime: %d.%d, CUB: %s\n"
-            "# dlscan: %d, commit: %s, date: %s\n# operation: %s\n",
-            prop->name, prop->multiProcessorCount, prop->l2CacheSize >> 20, driver / 1000,
-            driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, bench_cub_version(),
-            dlscan_version(), commit ? commit : "unknown", when, operation);
+    char header[1024];
+    bench_provenance(header, sizeof header, prop, operation);
+    fputs(header, f);
 }
 
 /* "1.234" or "-" where either time is missing: a / b as times, so b's speed over a's. */

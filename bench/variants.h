@@ -30,7 +30,11 @@ typedef struct bench_variant {
 
 /* CUB's DeviceScan (cub_scan.cu; NULL where CUB headers were not found) and its version. */
 const bench_variant *bench_cub_variant(void);
-const char *bench_cub_version(void);
+const char *bench_cub_version(void); /* "not built" without CUB */
+
+/* The lines that open a GPU bench's output (provenance.c), into out[size]. */
+struct cudaDeviceProp;
+void bench_provenance(char *out, size_t size, const struct cudaDeviceProp *prop, const char *operation);
 
 /* CUB's compaction calls for bench_compact.c (cub.cu), on int32 items (reduce-by-key:
  * int32 keys, float values, sum); kind: dl_compact_kind's numbers; temp == NULL asks for

@@ -78,14 +78,9 @@ static_assert(dl_scan_shape<uint32_t>::tile_items == DL_SCAN_TILE_ITEMS_4B &&
 
 /* ---------------------------------------------------------------- loads and stores */
 
-/* One 16-byte load from global memory, marked as streaming (evict first: each item is read
- * once; bench/NOTES.md, "Loads, stores and cache hints"); stores are marked the same way. */
-__device__ __forceinline__ uint4 dl_load_vector(const void *p)
-{
-    return __ldcs(static_cast<const uint4 *>(p));
-}
-
-/* One row's load, of any of dl_raw's sizes, marked the same way. */
+/* One row's load from global memory (R: one of dl_raw's sizes, 16 bytes for items the size of
+ * the tile's T), marked as streaming (evict first: each item is read once; bench/NOTES.md,
+ * "Loads, stores and cache hints"); stores are marked the same way. */
 template <typename R> __device__ __forceinline__ R dl_load_raw(const void *p)
 {
     return __ldcs(static_cast<const R *>(p));

@@ -109,7 +109,7 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
     return DLSCAN_SUCCESS;
 }
 
-static dlscan_status dl_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
+dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
 {
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
@@ -196,7 +196,6 @@ static dlscan_status dl_scan(dlscan_handle_t h, const dlscan_scan_args *args, cu
         .acc_type = acc,
         .op = a->op,
         .exclusive = a->exclusive,
-        .seed_bits = dl_acc_bits(type, init_bits),
         .init_bits = init_bits,
         .init = a->d_init,
         .total = a->d_total,
@@ -205,13 +204,9 @@ static dlscan_status dl_scan(dlscan_handle_t h, const dlscan_scan_args *args, cu
     return h->backend->scan(h, &request);
 }
 
-dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
-{
-    return dl_scan(h, args, stream);
-}
-
-dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
-                                    dlscan_type type, dlscan_op op, cudaStream_t stream)
+/* The arguments of the two calls that scan a type into itself. */
+static dlscan_scan_args dl_same_type_args(const void *d_in, void *d_out, size_t n, dlscan_type type,
+                                          dlscan_op op, int exclusive, const void *init)
 {
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
     a.d_in = d_in;
@@ -219,22 +214,24 @@ dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d
     a.n = n;
     a.in_type = a.out_type = type;
     a.op = op;
-    return dl_scan(h, &a, stream);
+    a.exclusive = exclusive;
+    a.init = init;
+    return a;
+}
+
+dlscan_status dlscan_inclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
+                                    dlscan_type type, dlscan_op op, cudaStream_t stream)
+{
+    const dlscan_scan_args a = dl_same_type_args(d_in, d_out, n, type, op, 0, NULL);
+    return dlscan_scan(h, &a, stream);
 }
 
 dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_in, void *d_out, size_t n,
                                     dlscan_type type, dlscan_op op, const void *init,
                                     cudaStream_t stream)
 {
-    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
-    a.d_in = d_in;
-    a.d_out = d_out;
-    a.n = n;
-    a.in_type = a.out_type = type;
-    a.op = op;
-    a.exclusive = 1;
-    a.init = init;
-    return dl_scan(h, &a, stream);
+    const dlscan_scan_args a = dl_same_type_args(d_in, d_out, n, type, op, 1, init);
+    return dlscan_scan(h, &a, stream);
 }
 
 dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)

@@ -244,8 +244,8 @@ static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     /* The call runs now: d_init is read now. */
-    const uint64_t seed_bits = r->init ? dl_acc_bits(r->type, dl_bits_read(r->init, r->type))
-                                       : r->seed_bits;
+    const uint64_t seed_bits =
+        dl_acc_bits(r->type, r->init ? dl_bits_read(r->init, r->type) : r->init_bits);
     if (r->n == 0) {
         dl_cpu_write_total(r, seed_bits);
         return DLSCAN_SUCCESS;

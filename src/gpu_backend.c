@@ -193,7 +193,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .in = r->in,
         .out = r->out,
         .n = r->n,
-        .seed_bits = r->seed_bits,
+        .seed_bits = dl_acc_bits(r->type, r->init_bits),
         .init = r->init,
         .total = r->total,
         .descriptors = s->descriptors,

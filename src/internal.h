@@ -23,8 +23,8 @@ typedef struct dl_scan_request {
     dlscan_type acc_type; /* dl_acc_type(type) */
     dlscan_op op;
     int exclusive;
-    uint64_t seed_bits;   /* the host init (or the identity), as an acc_type value */
-    uint64_t init_bits;   /* the same as a `type` value (the total of n == 0 without d_init) */
+    uint64_t init_bits;   /* the host init (or the identity), as a `type` value (dl_acc_bits
+                             gives the accumulator's) */
     const void *init;     /* d_init: one `type` value read when the scan runs, or NULL */
     void *total;          /* d_total: one `type` value, or NULL */
     cudaStream_t stream;
