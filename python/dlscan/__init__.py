@@ -129,4 +129,17 @@ def _current_stream(like, device):
     return None
 
 
-_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream)
+def _torch_door():
+    """What the extension module takes PyTorch's CUDA tensors with, once torch is imported
+    (arrays.c says why): torch.Tensor, torch.utils.dlpack.to_dlpack, and the handle of the
+    current stream of a device."""
+    import torch
+    import torch.utils.dlpack
+    current = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if current is None:
+        def current(device):
+            return torch.cuda.current_stream(device).cuda_stream
+    return torch.Tensor, torch.utils.dlpack.to_dlpack, current
+
+
+_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream, _torch_door)

@@ -50,6 +50,8 @@ typedef struct dlpy_place {
     PyObject *stream;    /* the stream= argument, or NULL */
     int stream_known;    /* handle below chosen */
     uintptr_t handle;    /* the cudaStream_t the call runs on (0: the legacy default stream) */
+    int torch_known;     /* torch_stream read (arrays.c's door for PyTorch's tensors) */
+    uintptr_t torch_stream; /* PyTorch's current stream on device, which the call follows */
 } dlpy_place;
 
 /* ---- Operands ---- */
@@ -129,9 +131,9 @@ PyObject *dlpy_raise(dlscan_handle_t h, dlscan_status status, const char *func);
 PyObject *dlpy_raise_status(dlscan_status status, const char *message, const char *func);
 
 /* dlscan/__init__.py's helpers, set by its call of _dlscan._setup(): _empty(like, n, dtype),
- * _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device). */
+ * _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device), _torch_door(). */
 extern PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper,
-    *dlpy_current_stream_helper;
+    *dlpy_current_stream_helper, *dlpy_torch_door_helper;
 
 /* An operand or Python return value that is a tuple of two (out=(a, b)) split into a and b,
  * each NULL where None or where out is NULL. */

@@ -6,7 +6,8 @@
  */
 #include "binding.h"
 
-PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper, *dlpy_current_stream_helper;
+PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper, *dlpy_current_stream_helper,
+    *dlpy_torch_door_helper;
 
 static PyObject *dlpy_error, *dlpy_argument_error, *dlpy_dtype_error, *dlpy_memory_error;
 
@@ -97,13 +98,15 @@ PyObject *dlpy_head(PyObject *array, size_t count)
 static PyObject *dlpy_setup(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *empty, *dtype, *stream, *current_stream;
-    if (!PyArg_ParseTuple(args, "OOOO:_setup", &empty, &dtype, &stream, &current_stream))
+    PyObject *empty, *dtype, *stream, *current_stream, *torch_door;
+    if (!PyArg_ParseTuple(args, "OOOOO:_setup", &empty, &dtype, &stream, &current_stream,
+                          &torch_door))
         return NULL;
     Py_XSETREF(dlpy_empty_helper, Py_NewRef(empty));
     Py_XSETREF(dlpy_dtype_helper, Py_NewRef(dtype));
     Py_XSETREF(dlpy_stream_helper, Py_NewRef(stream));
     Py_XSETREF(dlpy_current_stream_helper, Py_NewRef(current_stream));
+    Py_XSETREF(dlpy_torch_door_helper, Py_NewRef(torch_door));
     Py_RETURN_NONE;
 }
 

@@ -273,6 +273,18 @@ class DLPackOnlyCuda:
         return self.tensor.__dlpack__(**kwargs)
 
 
+def test_torch_tensors_of_every_kind(rng):
+    """PyTorch's door (to_dlpack): subclasses, views with an offset, and a refusal of tensors
+    that require grad (dlscan records no gradient), as __dlpack__ refuses them."""
+    x_host = random_array(rng, "float32", 100_003)
+    x = on_gpu(x_host)
+    parameter = torch.nn.Parameter(x.clone(), requires_grad=False)
+    np.testing.assert_array_equal(host(dlscan.cumsum(parameter)), scan(x_host, "sum", "float32"))
+    np.testing.assert_array_equal(host(dlscan.cummax(x[17:])), scan(x_host[17:], "max", "float32"))
+    with pytest.raises(ValueError, match="detach"):
+        dlscan.cumsum(torch.nn.Parameter(x.clone()))
+
+
 @pytest.mark.parametrize("door", [CudaArrayOnly, DLPackOnlyCuda])
 def test_both_doors(rng, door):
     x_host = random_array(rng, "int32", 100_003)
