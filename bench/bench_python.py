@@ -4,7 +4,8 @@ mode), cupy.cumsum and a copy of the same bytes, on PyTorch tensors of one CUDA 
 process; and what a call from Python costs over the same call from C.
 
     python3 bench/bench_python.py [--quick] [--min-log 10] [--max-log 28] [--repeats 5]
-                                  [--c-csv FILE] [--csv FILE] [--markdown FILE] [--plot FILE]
+                                  [--c-bench build/bench/bench] [--csv FILE] [--markdown FILE]
+                                  [--plot FILE]
 
 Variants, for int32, float32, int64 and float64 sums of a type into itself:
     copy         y.copy_(x): the same bytes read and written (the floor: 2 * n * item size)
@@ -20,8 +21,10 @@ torch.cumsum; then per size, 3 warm-up calls, then rounds of back-to-back calls 
 them) between two CUDA events on the current stream, the variants alternating round by round;
 the median per-call time of --repeats rounds. host_us is the host's time to enqueue one call
 in the same loop (time.perf_counter): where it is as long as the per-call time, the calls are
-bound by the host. --c-csv takes bench/bench's CSV of dlscan's C calls (same types, same
-sizes) and sets their host time beside Python's: the cost of a call from Python over C.
+bound by the host. --c-bench runs bench/bench (the C program) on dlscan's C calls of each type
+up to 2^18 just before that type's Python calls, and sets their host time beside Python's: the
+cost of a call from Python over C (the host's speed drifts over minutes, so the two run close
+together). Small sizes take 9 rounds, not --repeats.
 """
 import argparse
 import csv
@@ -119,6 +122,18 @@ def provenance():
             f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"]
 
 
+def run_c_bench(program, type_name, min_log, max_log):
+    """bench/bench's dlscan calls of one type: (type, n) -> (per_call_us, host_us)."""
+    path = f"/tmp/bench_python_c_{os.getpid()}.csv"
+    subprocess.run([program, "--variants", "dlscan", "--types", type_name, "--min-log",
+                    str(min_log), "--max-log", str(max_log), "--repeats", "9", "--csv", path],
+                   check=True, stdout=subprocess.DEVNULL)
+    try:
+        return read_c_csv(path)
+    finally:
+        os.remove(path)
+
+
 def read_c_csv(path):
     """bench/bench's CSV: (type, n) -> (per_call_us, host_us) of its dlscan variant."""
     c = {}
@@ -137,7 +152,7 @@ def main():
     p.add_argument("--max-log", type=int, default=28)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--types", default=",".join(TYPES))
-    p.add_argument("--c-csv")
+    p.add_argument("--c-bench", help="bench/bench, the C program, for the cost over C")
     p.add_argument("--csv")
     p.add_argument("--markdown")
     p.add_argument("--plot")
@@ -145,9 +160,11 @@ def main():
     step = 2 if o.quick else 1
     sizes = [1 << k for k in range(o.min_log, o.max_log + 1, step)]
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    rows = []
+    rows, c = [], {}
     for type_name in o.types.split(","):
         dtype = TYPES[type_name]
+        if o.c_bench and o.min_log <= 18:
+            c.update(run_c_bench(o.c_bench, type_name, o.min_log, min(18, o.max_log)))
         vs = variants(dtype)
         x = (torch.randint(-1000, 1000, (sizes[-1],), device="cuda").to(dtype)
              if not dtype.is_floating_point else torch.randn(sizes[-1], device="cuda", dtype=dtype))
@@ -164,7 +181,7 @@ def main():
                 us, _ = measure(fn, args, 1, start, stop)
                 calls[name] = max(3, min(4000, int(4000 / max(us, 0.1))))
             samples = {name: [] for name, _, _ in vs}
-            for _ in range(o.repeats):
+            for _ in range(9 if n <= 1 << 18 else o.repeats):
                 for name, _, fn in vs:
                     samples[name].append(measure(fn, args, calls[name], start, stop))
             for name, _, _ in vs:
@@ -176,7 +193,6 @@ def main():
             print(f"{type_name} 2^{n.bit_length() - 1}: " + "  ".join(
                 f"{r['variant']} {r['per_call_us']:.2f}" for r in rows[-len(vs):]), flush=True)
     header = provenance()
-    c = read_c_csv(o.c_csv) if o.c_csv else {}
     if o.csv:
         with open(o.csv, "w") as f:
             for line in header:
@@ -228,8 +244,9 @@ def markdown(header, rows, c):
     out += ["", "## Small arrays: microseconds per call, and the host's time to enqueue one", "",
             "`dlscan` passes out=; `dlscan-new` makes its output with torch.empty. `host` is "
             "the host's time per call in the same back-to-back loop; `C host` is bench/bench's "
-            "for the same call from C (`dlscan_scan_inclusive`), and `Python - C` the "
-            "difference, dlscan with out= against C.", "",
+            "for the same call from C (`dlscan_scan_inclusive`, measured just before this "
+            "type's Python calls), and `Python - C` the difference, dlscan with out= against "
+            "C. Medians of 9 rounds.", "",
             "| type | n | dlscan | dlscan-new | torch.cumsum | dlscan host | dlscan-new host | "
             "torch host | C per call | C host | Python - C (host) | torch / dlscan |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]

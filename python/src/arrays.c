@@ -2,8 +2,7 @@
  * arrays.c: Python objects as dlscan operands. An array comes in through one of four doors,
  * tried in this order:
  *   - the buffer protocol (NumPy arrays, array.array, memoryview): host memory, a CPU handle;
- *   - PyTorch's CUDA tensors: DLPack, through torch.utils.dlpack.to_dlpack (the reason is
- *     where that door is);
+ *   - PyTorch's tensors: DLPack, through torch.utils.dlpack.to_dlpack (why: at that door);
  *   - __dlpack__ (PyTorch, CuPy, JAX; NumPy too, but the buffer protocol comes first): a
  *     CUDA device's memory (kDLCUDA, kDLCUDAManaged) or host memory (kDLCPU, kDLCUDAHost).
  *     The capsule is borrowed for the call and released unconsumed, so its producer frees it;
@@ -256,12 +255,13 @@ static int dlpy_read_capsule(dlpy_array *a, PyObject *object, const char *func, 
         return -1;
     }
     if (device) {
-        if (t->device.device_type != DLPY_KDLCUDA) {
-            PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is not in a CUDA device's memory",
-                         func, name);
+        const int type = t->device.device_type;
+        if (type != DLPY_KDLCPU && type != DLPY_KDLCUDA) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: %s lives on DLPack device type %d", func,
+                         name, type);
             return -1;
         }
-        *device = t->device.device_id;
+        *device = type == DLPY_KDLCPU ? DLPY_HOST : t->device.device_id;
     }
     if (t->ndim != 1)
         return dlpy_not_1d(func, name, t->ndim);
@@ -347,20 +347,21 @@ static int dlpy_take_dlpack(dlpy_array *a, PyObject *object, PyObject *method, c
     return a->capsule ? dlpy_read_capsule(a, object, func, name, NULL) : -1;
 }
 
-/* ---- PyTorch's CUDA tensors ----
+/* ---- PyTorch's tensors ----
  * torch.Tensor.__dlpack__(stream=...) compares streams in Python: about 17 us a call on the lent
  * H100's host, where dlscan's C call takes 3.5 us and torch.cumsum 19. The C function
  * torch.utils.dlpack.to_dlpack makes the same capsule in 0.4 us, without the streams. So a
- * CUDA tensor comes in through it, and the call orders itself after PyTorch's current stream
- * as __dlpack__ would have: it runs on that stream, or makes the stream= given wait for it.
+ * tensor comes in through it (a CPU tensor runs on a CPU handle), and a call on CUDA tensors
+ * orders itself after PyTorch's current stream as __dlpack__ would have: it runs on that
+ * stream, or makes the stream= given wait for it.
  * dlscan/__init__.py's _torch_door() gives torch.Tensor, to_dlpack and the current stream's
  * handle (torch._C._cuda_getCurrentRawStream, 0.1 us), once torch is imported. */
 static struct {
     PyObject *tensor, *to_dlpack, *current_stream; /* NULL until torch is imported */
 } dlpy_torch;
 
-/* 1 where object is a CUDA tensor of PyTorch, 0 where not, -1 with an exception set. */
-static int dlpy_is_torch_cuda(PyObject *object)
+/* 1 where object is a tensor of PyTorch, 0 where not, -1 with an exception set. */
+static int dlpy_is_torch(PyObject *object)
 {
     if (!dlpy_torch.tensor) {
         static PyObject *torch_name;
@@ -393,15 +394,7 @@ static int dlpy_is_torch_cuda(PyObject *object)
             return -1;
         }
     }
-    if (!PyObject_TypeCheck(object, (PyTypeObject *)dlpy_torch.tensor))
-        return 0;
-    static PyObject *is_cuda_name;
-    if (!is_cuda_name && !(is_cuda_name = PyUnicode_InternFromString("is_cuda")))
-        return -1;
-    PyObject *is_cuda = PyObject_GetAttr(object, is_cuda_name);
-    const int cuda = is_cuda ? PyObject_IsTrue(is_cuda) : -1;
-    Py_XDECREF(is_cuda);
-    return cuda;
+    return PyObject_TypeCheck(object, (PyTypeObject *)dlpy_torch.tensor);
 }
 
 static int dlpy_take_torch(dlpy_array *a, PyObject *object, const char *func, const char *name,
@@ -428,7 +421,11 @@ static int dlpy_take_torch(dlpy_array *a, PyObject *object, const char *func, co
     if (dlpy_read_capsule(a, object, func, name, &device) < 0 ||
         dlpy_place_device(place, device, first, func, name) < 0)
         return -1;
-    if (!place->torch_known) { /* once a call: every operand is on its device */
+#ifndef DLPY_GPU
+    if (device != DLPY_HOST)
+        return dlpy_pointer_device(NULL, func, name); /* says: no GPU backend */
+#endif
+    if (device != DLPY_HOST && !place->torch_known) { /* once a call: every operand is on its device */
         PyObject *handle = PyObject_CallFunction(dlpy_torch.current_stream, "i", device);
         place->torch_stream = handle ? (uintptr_t)PyLong_AsUnsignedLongLong(handle) : 0;
         Py_XDECREF(handle);
@@ -549,11 +546,11 @@ int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const cha
     a->object = Py_NewRef(object);
     int result;
     PyObject *door;
-    int torch_cuda = 0;
+    int torch = 0;
     if (PyObject_CheckBuffer(object) && !dlpy_on_a_device(object)) {
         result = dlpy_take_buffer(a, object, func, name, place, first);
-    } else if ((torch_cuda = dlpy_is_torch_cuda(object)) != 0) {
-        result = torch_cuda < 0 ? -1 : dlpy_take_torch(a, object, func, name, place, first);
+    } else if ((torch = dlpy_is_torch(object)) != 0) {
+        result = torch < 0 ? -1 : dlpy_take_torch(a, object, func, name, place, first);
     } else if ((door = dlpy_optional_attr(object, "__dlpack__"))) {
         result = dlpy_take_dlpack(a, object, door, func, name, place, first);
         Py_DECREF(door);

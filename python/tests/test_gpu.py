@@ -391,14 +391,16 @@ def test_bad_input_writes_nothing():
         dlscan.cumsum(x, out=np.empty(1000, np.int32))  # host memory for a device input
     with pytest.raises(TypeError):
         dlscan.cumsum(x.to(torch.complex64))
+    out16 = torch.full((1000,), -7, dtype=torch.int16, device="cuda")
     with pytest.raises(TypeError):  # int32 into int16: no such pair
-        dlscan.cumsum(x, out=out.view(torch.int16))
+        dlscan.cumsum(x, out=out16)
     with pytest.raises(dlscan.ArgumentError):  # overlapping, not the same array
         dlscan.cumsum(out[1:], out=out[:999])
     with pytest.raises(TypeError):
         dlscan.select(x, torch.ones(1000, dtype=torch.float32, device="cuda"))
     torch.cuda.synchronize()
     assert torch.equal(out, torch.full((1000,), -7, dtype=torch.int32, device="cuda"))
+    assert torch.equal(out16, torch.full((1000,), -7, dtype=torch.int16, device="cuda"))
     assert torch.equal(x, torch.arange(1000, dtype=torch.int32, device="cuda"))
 
 
