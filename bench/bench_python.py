@@ -35,17 +35,19 @@ import subprocess
 import sys
 import time
 
-import torch
+torch = dlscan = cupy = None  # imported by main(): --replot needs none of them
 
-import dlscan
+TYPE_NAMES = ["int32", "float32", "int64", "float64"]
 
-try:
-    import cupy
-except ImportError:
-    cupy = None
 
-TYPES = {"int32": torch.int32, "float32": torch.float32, "int64": torch.int64,
-         "float64": torch.float64}
+def import_libraries():
+    global torch, dlscan, cupy
+    import torch
+    import dlscan
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
 
 
 def variants(dtype):
@@ -151,18 +153,29 @@ def main():
     p.add_argument("--min-log", type=int, default=10)
     p.add_argument("--max-log", type=int, default=28)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--types", default=",".join(TYPES))
+    p.add_argument("--types", default=",".join(TYPE_NAMES))
     p.add_argument("--c-bench", help="bench/bench, the C program, for the cost over C")
     p.add_argument("--csv")
     p.add_argument("--markdown")
     p.add_argument("--plot")
+    p.add_argument("--replot", metavar="CSV", help="only draw --plot from a CSV of this program")
     o = p.parse_args()
+    if o.replot:
+        with open(o.replot) as f:
+            lines = f.readlines()
+        gpu = next((line[2:].strip() for line in lines if line.startswith("# gpu:")), "gpu: ?")
+        rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+        for r in rows:
+            r["n"], r["items_per_second"] = int(r["n"]), float(r["items_per_second"])
+        plot(rows, o.plot, gpu)
+        return
+    import_libraries()
     step = 2 if o.quick else 1
     sizes = [1 << k for k in range(o.min_log, o.max_log + 1, step)]
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     rows, c = [], {}
     for type_name in o.types.split(","):
-        dtype = TYPES[type_name]
+        dtype = getattr(torch, type_name)
         if o.c_bench and o.min_log <= 18:
             c.update(run_c_bench(o.c_bench, type_name, o.min_log, min(18, o.max_log)))
         vs = variants(dtype)
@@ -296,8 +309,13 @@ def plot(rows, path, title):
         ax.set_title(f"{t} sum")
         ax.set_xlabel("items")
         ax.grid(alpha=0.3)
-    (axes[0] if len(types) > 1 else axes).set_ylabel("billions of items per second")
-    (axes[0] if len(types) > 1 else axes).legend(fontsize=8)
+    first = axes[0] if len(types) > 1 else axes
+    first.set_ylabel("billions of items per second")
+    labels = {}  # every variant of every panel, once
+    for ax in (axes if len(types) > 1 else [axes]):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(label, handle)
+    first.legend(labels.values(), labels.keys(), fontsize=8)
     fig.suptitle(f"dlscan from Python, {title.removeprefix('gpu: ')}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
