@@ -374,25 +374,18 @@ static int dlpy_is_torch(PyObject *object)
         PyObject *door = PyObject_CallNoArgs(dlpy_torch_door_helper);
         if (!door)
             return -1;
-        const int parsed = PyArg_ParseTuple(door, "OOO", &dlpy_torch.tensor,
-                                            &dlpy_torch.to_dlpack, &dlpy_torch.current_stream);
-        if (parsed) {
-            Py_INCREF(dlpy_torch.tensor);
-            Py_INCREF(dlpy_torch.to_dlpack);
-            Py_INCREF(dlpy_torch.current_stream);
-        }
-        Py_DECREF(door);
-        if (!parsed || !PyType_Check(dlpy_torch.tensor)) {
-            if (parsed) {
-                Py_CLEAR(dlpy_torch.tensor);
-                Py_CLEAR(dlpy_torch.to_dlpack);
-                Py_CLEAR(dlpy_torch.current_stream);
-            }
-            dlpy_torch.tensor = NULL;
+        PyObject *tensor, *to_dlpack, *current_stream;
+        if (!PyArg_ParseTuple(door, "OOO", &tensor, &to_dlpack, &current_stream) ||
+            !PyType_Check(tensor)) {
+            Py_DECREF(door);
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "dlscan: _torch_door() gave no tensor type");
             return -1;
         }
+        dlpy_torch.tensor = Py_NewRef(tensor);
+        dlpy_torch.to_dlpack = Py_NewRef(to_dlpack);
+        dlpy_torch.current_stream = Py_NewRef(current_stream);
+        Py_DECREF(door);
     }
     return PyObject_TypeCheck(object, (PyTypeObject *)dlpy_torch.tensor);
 }
@@ -425,7 +418,8 @@ static int dlpy_take_torch(dlpy_array *a, PyObject *object, const char *func, co
     if (device != DLPY_HOST)
         return dlpy_pointer_device(NULL, func, name); /* says: no GPU backend */
 #endif
-    if (device != DLPY_HOST && !place->torch_known) { /* once a call: every operand is on its device */
+    /* PyTorch's current stream, once a call: every operand is on one device. */
+    if (device != DLPY_HOST && !place->torch_known) {
         PyObject *handle = PyObject_CallFunction(dlpy_torch.current_stream, "i", device);
         place->torch_stream = handle ? (uintptr_t)PyLong_AsUnsignedLongLong(handle) : 0;
         Py_XDECREF(handle);
