@@ -117,11 +117,9 @@ def _stream_handle(stream):
 
 
 def _current_stream(like, device):
-    """The current stream of like's library on device, or None where it has none."""
+    """The current stream of like's library on device, or None where it has none. (PyTorch's
+    tensors never come here: their door reads the stream itself, _torch_door below.)"""
     library = _library(like)
-    if library == "torch":
-        import torch
-        return torch.cuda.current_stream(device).cuda_stream
     if library == "cupy":
         import cupy
         with cupy.cuda.Device(device):
