@@ -136,15 +136,19 @@ def run_c_bench(program, type_name, min_log, max_log):
         os.remove(path)
 
 
+def read_csv(path):
+    """A CSV of bench/bench or of this program: its '# ' header lines and its rows."""
+    with open(path) as f:
+        lines = f.readlines()
+    header = [line[2:].strip() for line in lines if line.startswith("#")]
+    return header, list(csv.DictReader(line for line in lines if not line.startswith("#")))
+
+
 def read_c_csv(path):
     """bench/bench's CSV: (type, n) -> (per_call_us, host_us) of its dlscan variant."""
-    c = {}
-    with open(path) as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        for r in rows:
-            if r["variant"] == "dlscan" and r["op"] == "sum" and r["kind"] == "inclusive":
-                c[(r["type"], int(r["n"]))] = (float(r["per_call_us"]), float(r["host_us"]))
-    return c
+    return {(r["type"], int(r["n"])): (float(r["per_call_us"]), float(r["host_us"]))
+            for r in read_csv(path)[1]
+            if r["variant"] == "dlscan" and r["op"] == "sum" and r["kind"] == "inclusive"}
 
 
 def main():
@@ -161,10 +165,8 @@ def main():
     p.add_argument("--replot", metavar="CSV", help="only draw --plot from a CSV of this program")
     o = p.parse_args()
     if o.replot:
-        with open(o.replot) as f:
-            lines = f.readlines()
-        gpu = next((line[2:].strip() for line in lines if line.startswith("# gpu:")), "gpu: ?")
-        rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+        header, rows = read_csv(o.replot)
+        gpu = next((line for line in header if line.startswith("gpu:")), "gpu: ?")
         for r in rows:
             r["n"], r["items_per_second"] = int(r["n"]), float(r["items_per_second"])
         plot(rows, o.plot, gpu)
