@@ -57,24 +57,10 @@ struct dl_runs_op {
     }
 };
 
-/* Reduce-by-key: heads so far and the aggregate of the run still open. */
-template <typename Y> struct dl_segment {
-    unsigned long long heads;
-    Y value;
-};
-template <typename Y, typename YOp> struct dl_segmented {
-    __device__ static dl_segment<Y> identity() { return dl_segment<Y>{0, YOp::identity()}; }
-    __device__ dl_segment<Y> operator()(dl_segment<Y> a, dl_segment<Y> b) const
-    {
-        return dl_segment<Y>{a.heads + b.heads, b.heads ? b.value : YOp()(a.value, b.value)};
-    }
-};
-template <> struct dl_fold_order_matters<dl_segment<float>, dl_segmented<float, dl_sum<float>>> {
-    static constexpr bool value = true;
-};
-template <> struct dl_fold_order_matters<dl_segment<double>, dl_segmented<double, dl_sum<double>>> {
-    static constexpr bool value = true;
-};
+/* Reduce-by-key: heads so far (64-bit: counted over the whole input) and the aggregate of the run
+ * still open (ops.cuh, dl_segmented). */
+template <typename Y> using dl_key_runs = dl_segment<unsigned long long, Y>;
+template <typename Y, typename YOp> using dl_key_runs_op = dl_segmented<unsigned long long, Y, YOp>;
 
 /* For each kind: the carried value V, its operator, an item's contribution (kept or not,
  * its position, its value) and, for the run kinds, what closes a run (its length, its
@@ -95,8 +81,8 @@ template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_RUN_LENGT
     }
 };
 template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_REDUCE_BY_KEY, Y, YOp> {
-    using type = dl_segment<Y>;
-    using op = dl_segmented<Y, YOp>;
+    using type = dl_key_runs<Y>;
+    using op = dl_key_runs_op<Y, YOp>;
     using closed = Y;
     __device__ static type contribution(bool head, uint64_t, Y value)
     {
@@ -331,6 +317,7 @@ template <int KIND, typename X> struct dl_compact_stage {
 };
 
 template <int KIND, typename X> struct dl_compact_fill {
+    static constexpr bool warp_wide = false;
     const dl_compact_params &p;
     unsigned char *stages;
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
@@ -593,7 +580,7 @@ struct dl_reduce_by_key_launcher {
     template <typename Y, typename YOp>
     static int run(const dl_compact_params *p, dlscan_type key_type, int left_fold, cudaStream_t stream)
     {
-        constexpr bool fold_matters = dl_fold_order_matters<dl_segment<Y>, dl_segmented<Y, YOp>>::value;
+        constexpr bool fold_matters = dl_fold_order_matters<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>>::value;
         const bool fold = left_fold && fold_matters;
         const bool narrow = key_type == DLSCAN_INT32 || key_type == DLSCAN_UINT32 || key_type == DLSCAN_FLOAT32;
         if (narrow)

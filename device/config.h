@@ -45,6 +45,17 @@
 #define DL_BACKOFF_FIRST_NS 32u
 #define DL_BACKOFF_LAST_NS 512u
 
+/* ---- Segmented scans (bench/NOTES.md, "Segmented scans") ----
+ * Half the scan's rows: a persistent block's stage carries the keys beside the items, and with
+ * tiles of 4 rows three stages of both still let two blocks share an SM. Every segmented kernel
+ * takes these tiles: 4096 items for 32-bit accumulators, 2048 for 64-bit ones. */
+#define DL_SEGMENT_ROWS 4
+/* The persistent kernel's stage also holds the tile's first offsets (by offsets): all of them
+ * for segments of 8 items and more on average; the reducer reads any others from global memory. */
+#define DL_SEGMENT_STAGED_OFFSETS 512
+#define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
+#define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
+
 /* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
  * 256 threads of 16 consecutive items. */
 #define DL_COMPACT_THREADS 256

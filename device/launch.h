@@ -56,6 +56,27 @@ int dl_gpu_scan_prepare(void);
 /* Blocks per SM of the persistent kernel's grid. */
 uint32_t dl_gpu_scan_blocks_per_sm(void);
 
+/* A segmented scan (device/segment_kernel.cu): the values' scan (in, out, n, the init's bits,
+ * the descriptors and the choice of kernel, as for a plain scan; init and total unused) and
+ * where its segments come from: keys, or offsets. */
+typedef struct dl_segment_params {
+    dl_scan_params scan;
+    const void *keys;            /* n keys of key_size bytes (1, 2, 4 or 8), or NULL */
+    uint32_t key_size;
+    const size_t *offsets;       /* num_segments + 1 offsets, or NULL */
+    uint64_t num_segments;
+} dl_segment_params;
+
+/* Enqueues one segmented scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does. */
+int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
+                          dlscan_op op, int left_fold, cudaStream_t stream);
+
+/* Items per tile of a segmented scan accumulating in `type` (config.h, DL_SEGMENT_ROWS). */
+size_t dl_gpu_segment_tile_items(dlscan_type type);
+
+/* Once per handle, like dl_gpu_scan_prepare, for the persistent segmented kernels. */
+int dl_gpu_segment_prepare(void);
+
 /* Stream compaction (device/compact_kernel.cu). */
 typedef enum dl_compact_kind {
     DL_COMPACT_SELECT_FLAGGED = 0,

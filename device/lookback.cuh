@@ -155,6 +155,17 @@ __device__ __forceinline__ void dl_publish_aggregate(dl_word *descriptors, uint3
                       tile == 0 ? Op()(seed, aggregate) : aggregate);
 }
 
+/* A segmented scan's tile publishes its value as soon as it is known: as P where the tile holds
+ * a segment's first item (protocol.h, "Segments": the value then depends on this tile alone),
+ * else as A (the probe's pause before). */
+template <typename T>
+__device__ __forceinline__ void dl_publish_segment_value(dl_word *descriptors, uint32_t tile, uint32_t epoch,
+                                                         bool has_head, T value, const dl_probe &probe)
+{
+    probe.pause(tile, 1);
+    dl_gpu_publish<T>(descriptors, tile, epoch, has_head ? DL_STATUS_P : DL_STATUS_A, value);
+}
+
 /* ---------------------------------------------------------------- the look-back */
 
 /*

@@ -1,7 +1,8 @@
 /*
  * ops.cuh: the scan operators for device code (sum, min, max with their identities and
- * traits), the conversions of items into a scan's accumulator and of its results into the
- * output type, and the dispatch from dlscan's enums to a kernel instantiated over them.
+ * traits; the segmented operator over them), the conversions of items into a scan's accumulator
+ * and of its results into the output type, and the dispatch from dlscan's enums to a kernel
+ * instantiated over them.
  *
  * Signed integer sums run as unsigned sums of the same bits: two's-complement wrap-around
  * without undefined behaviour, and one kernel fewer per type.
@@ -156,6 +157,33 @@ template <> struct dl_fold_order_matters<float, dl_sum<float>> {
     static constexpr bool value = true;
 };
 template <> struct dl_fold_order_matters<double, dl_sum<double>> {
+    static constexpr bool value = true;
+};
+
+/* ---------------------------------------------------------------- segments */
+
+/* A value of a segmented operator: the segment heads (first items of segments) among the items
+ * it reduces, counted in H, and the reduction of its items from the last head on (of all of them
+ * where it has none). Segmented scans count in 32 bits within a tile; reduce-by-key counts runs
+ * over the whole input in 64. */
+template <typename H, typename Y> struct dl_segment {
+    H heads;
+    Y value;
+};
+
+/* The segmented operator on Y's operator YOp: the later value where it holds a head, else the
+ * two combined. Associative (it does not commute), and a left fold where YOp is one. */
+template <typename H, typename Y, typename YOp> struct dl_segmented {
+    __device__ static dl_segment<H, Y> identity() { return dl_segment<H, Y>{0, YOp::identity()}; }
+    __device__ dl_segment<H, Y> operator()(dl_segment<H, Y> a, dl_segment<H, Y> b) const
+    {
+        return dl_segment<H, Y>{a.heads + b.heads, b.heads ? b.value : YOp()(a.value, b.value)};
+    }
+};
+template <typename H> struct dl_fold_order_matters<dl_segment<H, float>, dl_segmented<H, float, dl_sum<float>>> {
+    static constexpr bool value = true;
+};
+template <typename H> struct dl_fold_order_matters<dl_segment<H, double>, dl_segmented<H, double, dl_sum<double>>> {
     static constexpr bool value = true;
 };
 

@@ -201,6 +201,17 @@ DL_PROTOCOL_FN uint32_t dl_lane_fold_mask(int lane, int first_lane, int first_sl
 }
 
 /*
+ * Segments. A segmented scan starts over at the first item of every segment (its head). A
+ * tile's value is then the reduction of its items from its last head on, the scan's init first,
+ * or of all its items where it holds no head, and a tile with a head needs nothing before it to
+ * know that value: it publishes it as its inclusive prefix P at once, and every later tile's
+ * look-back stops there, as at any P. A tile without a head continues the segment before it: it
+ * publishes A, looks back and publishes P, as a plain scan's tile does. Only a tile whose first
+ * item is not a head needs its exclusive prefix, so a tile that starts a segment looks back not
+ * at all. The windows, the decisions and the folds are the plain scan's, unchanged.
+ */
+
+/*
  * Left-fold order. A float sum is reproducible from run to run only if every tile's
  * prefix is computed in one fixed order whatever predecessor the look-back stops at.
  * The left fold P(j) (+) A(j+1) (+) ... (+) A(i-1), in index order, is such an order: by

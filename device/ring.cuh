@@ -124,15 +124,17 @@ __host__ __device__ constexpr bool dl_ring_fits(int stage_bytes, int blocks = DL
            DL_SM_SHARED_BYTES;
 }
 
-/* Thread 0: the ring's barriers; `full` and `reduced` have one arrival each, `empty` one
- * per compute warp. Every thread of the block calls it (it synchronizes them). */
-template <typename SHARED> __device__ __forceinline__ void dl_ring_init(SHARED &sh, uint32_t compute_warps)
+/* Thread 0: the ring's barriers; `full` has one arrival, `reduced` `reduced_arrivals` (one by
+ * default), `empty` `empty_arrivals` (one per compute warp). Every thread of the block calls it
+ * (it synchronizes them). */
+template <typename SHARED>
+__device__ __forceinline__ void dl_ring_init(SHARED &sh, uint32_t empty_arrivals, uint32_t reduced_arrivals = 1)
 {
     if (threadIdx.x == 0) {
         for (int s = 0; s < SHARED::stages; ++s) {
             dl_mbar_init(&sh.full[s], 1);
-            dl_mbar_init(&sh.reduced[s], 1);
-            dl_mbar_init(&sh.empty[s], compute_warps);
+            dl_mbar_init(&sh.reduced[s], reduced_arrivals);
+            dl_mbar_init(&sh.empty[s], empty_arrivals);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -157,30 +159,38 @@ template <typename V> __device__ __forceinline__ V dl_stage_header(const V &fiel
  * that tile, until it draws one past the end (protocol.h, "Tickets"). fill(stage, tile,
  * full) issues the stage's bulk copies (dl_bulk_expect, then dl_bulk_copy) and returns true,
  * or returns false for a tile it leaves to global loads (the partial last tile); the
- * producer then completes the stage's phase itself. */
+ * producer then completes the stage's phase itself. A FILL whose `warp_wide` is true is called
+ * by the whole warp, with the tile lane 0 drew: it issues the copies from lane 0 and has the
+ * other lanes for work of its own (a segmented scan's search of its offsets). */
 template <typename SHARED, typename FILL>
 __device__ __forceinline__ void dl_persistent_produce(dl_control *control, const dl_probe &probe,
                                                       SHARED &sh, uint32_t tiles, const FILL &fill)
 {
-    if (threadIdx.x % 32 != 0)
+    const bool lane0 = threadIdx.x % 32 == 0;
+    if (!FILL::warp_wide && !lane0)
         return;
     const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
     dl_ticket_state state;
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
-        if (k >= SHARED::stages)
-            dl_mbar_wait(&sh.empty[s], (k / SHARED::stages - 1) & 1);
-        uint32_t ticket;
-        if (k == 0) {
-            ticket = dl_ticket_draw_first(control, probe, &state);
-            sh.epoch = state.epoch; /* published to the other roles by the first `full` */
-            sh.ticket_base = state.base;
-        } else {
-            ticket = dl_ticket_draw(control, state);
+        uint32_t ticket = 0;
+        if (lane0) {
+            if (k >= SHARED::stages)
+                dl_mbar_wait(&sh.empty[s], (k / SHARED::stages - 1) & 1);
+            if (k == 0) {
+                ticket = dl_ticket_draw_first(control, probe, &state);
+                sh.epoch = state.epoch; /* published to the other roles by the first `full` */
+                sh.ticket_base = state.base;
+            } else {
+                ticket = dl_ticket_draw(control, state);
+            }
+            dl_ticket_check_last(control, ticket, tickets, state);
+            sh.stage_tile[s] = ticket;
         }
-        dl_ticket_check_last(control, ticket, tickets, state);
-        sh.stage_tile[s] = ticket;
-        if (ticket >= tiles || !fill(s, ticket, &sh.full[s]))
+        if (FILL::warp_wide)
+            ticket = __shfl_sync(0xffffffffu, ticket, 0);
+        const bool filled = ticket < tiles && fill(s, ticket, &sh.full[s]);
+        if (lane0 && !filled)
             dl_mbar_arrive(&sh.full[s]);
         if (ticket >= tiles)
             return;

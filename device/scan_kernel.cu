@@ -220,6 +220,7 @@ template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_min
  * warps with the stage. (A read by each block at its start, before its roles began, cost every
  * chained call about a microsecond.) */
 template <typename IN, typename T, typename OUT> struct dl_scan_fill {
+    static constexpr bool warp_wide = false;
     const dl_scan_params &p;
     unsigned char *stages;
     T *seed;
@@ -440,25 +441,6 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks
 
 /* ---------------------------------------------------------------- launcher */
 
-/* Launches `kernel`; where the GPU has them (p.dependent_launch), as a programmatic dependent
- * launch of the stream's previous kernel (tile.cuh, dl_grid_dependency; bench/NOTES.md, "Small
- * calls: dependent launches"). */
-static int dl_launch(void (*kernel)(dl_scan_params), const dl_scan_params &p, dim3 grid, dim3 block,
-                     size_t shared_bytes, cudaStream_t stream)
-{
-    cudaLaunchAttribute dependent;
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = block;
-    config.dynamicSmemBytes = shared_bytes;
-    config.stream = stream;
-    config.attrs = &dependent;
-    config.numAttrs = p.dependent_launch ? 1 : 0;
-    return (int)cudaLaunchKernelEx(&config, kernel, p);
-}
-
 /* Picks the kernel and instantiation for IN, T, OUT and Op: where the GPU and the alignment
  * allow, persistent, or one block per tile for fewer tiles than its grid; elsewhere one block
  * per tile with element or vector accesses; tree or left fold. */
@@ -482,17 +464,18 @@ struct dl_scan_launcher {
             return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters>
                                   : dl_scan_persistent_kernel<IN, T, OUT, Op, false>,
                              *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
-                             stream);
+                             p->dependent_launch, stream);
         }
         if (vector && p->persistent_blocks > 0)
             return dl_launch(fold ? dl_scan_few_tiles_kernel<IN, T, OUT, Op, fold_matters>
                                   : dl_scan_few_tiles_kernel<IN, T, OUT, Op, false>,
-                             *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
+                             *p, dim3((unsigned)tiles), dim3(S::threads), 0, p->dependent_launch, stream);
         void (*kernel)(dl_scan_params) = vector && fold ? dl_scan_kernel<IN, T, OUT, Op, true, fold_matters>
                                          : vector       ? dl_scan_kernel<IN, T, OUT, Op, true, false>
                                          : fold         ? dl_scan_kernel<IN, T, OUT, Op, false, fold_matters>
                                                         : dl_scan_kernel<IN, T, OUT, Op, false, false>;
-        return dl_launch(kernel, *p, dim3((unsigned)tiles), dim3(S::threads), 0, stream);
+        return dl_launch(kernel, *p, dim3((unsigned)tiles), dim3(S::threads), 0, p->dependent_launch,
+                         stream);
     }
 };
 

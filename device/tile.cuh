@@ -17,7 +17,9 @@
  *   dl_tile_publish_aggregate  the tile's aggregate published before any scan (the
  *                     persistent scan's block that takes its only tile alone);
  *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
- *                     one warp scan per row, then dl_tile_warp_prefix.
+ *                     one warp scan per row, then dl_tile_warp_prefix;
+ *   dl_tile_segment_prefix  dl_tile_warp_prefix for a segmented scan's tile;
+ *   dl_launch         a kernel's launch, dependent on the stream's previous kernel (sm_90).
  * With the last ticket's reset (lookback.cuh), the next call needs no initialization launch.
  */
 #ifndef DLSCAN_TILE_CUH
@@ -32,11 +34,12 @@
 
 /* ---------------------------------------------------------------- the tile's shape */
 
-template <typename T> struct dl_scan_shape {
+/* ROWS: the scan's rows by default; segmented scans take fewer (config.h, DL_SEGMENT_ROWS). */
+template <typename T, int ROWS = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B> struct dl_scan_shape {
     static constexpr int threads = DL_SCAN_THREADS;
     static constexpr int warps = threads / 32;
     static constexpr int vec = 16 / sizeof(T); /* items per 16-byte access */
-    static constexpr int rows = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B;
+    static constexpr int rows = ROWS;
     static constexpr int items_per_warp = 32 * vec * rows;
     static constexpr int tile_items = threads * vec * rows;
     static constexpr int tile_bytes = tile_items * (int)sizeof(T);
@@ -49,8 +52,12 @@ template <typename T, int VEC> union dl_vector {
     T item[VEC];
 };
 
-/* An unsigned type of B bytes: one access of B bytes. */
+/* An unsigned type of B bytes: one access of B bytes (32: two of 16, for a row of 8-byte keys
+ * beside 4-byte items). */
 template <int B> struct dl_raw;
+template <> struct dl_raw<1> {
+    using type = unsigned char;
+};
 template <> struct dl_raw<2> {
     using type = unsigned short;
 };
@@ -62,6 +69,12 @@ template <> struct dl_raw<8> {
 };
 template <> struct dl_raw<16> {
     using type = uint4;
+};
+struct dl_uint4x2 {
+    uint4 low, high;
+};
+template <> struct dl_raw<32> {
+    using type = dl_uint4x2;
 };
 
 /* A row of VEC items of X as one access: 16 bytes for X the size of the tile's T, fewer
@@ -83,7 +96,12 @@ static_assert(dl_scan_shape<uint32_t>::tile_items == DL_SCAN_TILE_ITEMS_4B &&
  * "Loads, stores and cache hints"); stores are marked the same way. */
 template <typename R> __device__ __forceinline__ R dl_load_raw(const void *p)
 {
-    return __ldcs(static_cast<const R *>(p));
+    if constexpr (sizeof(R) == 32) {
+        const uint4 *q = static_cast<const uint4 *>(p);
+        return R{__ldcs(q), __ldcs(q + 1)};
+    } else {
+        return __ldcs(static_cast<const R *>(p));
+    }
 }
 
 /* Loads one row (VEC items from idx on) from global memory as values of T; items past n read
@@ -125,11 +143,11 @@ __device__ __forceinline__ void dl_store_row(OUT *out, uint64_t idx, uint64_t n,
 }
 
 /* This thread's rows of a tile from global memory, items of IN as values of T. */
-template <typename T, typename Op, bool VECTOR_ACCESS, typename IN>
+template <typename T, typename Op, bool VECTOR_ACCESS, typename IN, int ROWS>
 __device__ __forceinline__ void dl_load_tile(const IN *in, uint64_t tile_base, uint64_t n,
-                                             T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+                                             T (&v)[ROWS][dl_scan_shape<T>::vec])
 {
-    using S = dl_scan_shape<T>;
+    using S = dl_scan_shape<T, ROWS>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const bool whole = tile_base + S::tile_items <= n;
     const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
@@ -158,11 +176,11 @@ __device__ __forceinline__ void dl_load_tile(const IN *in, uint64_t tile_base, u
 
 /* This thread's rows of a tile to global memory as OUT, each row with dl_store_row's bound
  * check; items past n are not written. */
-template <typename T, bool VECTOR_ACCESS, typename OUT>
+template <typename T, bool VECTOR_ACCESS, typename OUT, int ROWS>
 __device__ __forceinline__ void dl_store_tile_rows(OUT *out, uint64_t tile_base, uint64_t n,
-                                                   const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+                                                   const T (&v)[ROWS][dl_scan_shape<T>::vec])
 {
-    using S = dl_scan_shape<T>;
+    using S = dl_scan_shape<T, ROWS>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const bool whole = tile_base + S::tile_items <= n;
     const uint64_t warp_base = tile_base + (uint64_t)warp * S::items_per_warp;
@@ -174,11 +192,11 @@ __device__ __forceinline__ void dl_store_tile_rows(OUT *out, uint64_t tile_base,
 
 /* The same, storing a whole tile without the per-row checks (through them, each row's store
  * paid eight to ten instructions of 64-bit index arithmetic and compares). */
-template <typename T, bool VECTOR_ACCESS, typename OUT>
+template <typename T, bool VECTOR_ACCESS, typename OUT, int ROWS>
 __device__ __forceinline__ void dl_store_tile(OUT *out, uint64_t tile_base, uint64_t n,
-                                              const T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec])
+                                              const T (&v)[ROWS][dl_scan_shape<T>::vec])
 {
-    using S = dl_scan_shape<T>;
+    using S = dl_scan_shape<T, ROWS>;
     if (!VECTOR_ACCESS || tile_base + S::tile_items > n) {
         dl_store_tile_rows<T, VECTOR_ACCESS>(out, tile_base, n, v);
         return;
@@ -204,7 +222,7 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
 
 /*
  * Programmatic dependent launch (sm_90). The launcher may let a kernel's blocks be placed
- * while the stream's previous kernel is still finishing (dl_launch in scan_kernel.cu); each
+ * while the stream's previous kernel is still finishing (dl_launch, below); each
  * block then waits here until that kernel is complete and its writes are visible, before it
  * touches global memory, and at once lets the stream's next kernel be placed the same way.
  * Back-to-back calls so overlap one kernel's launch with the end of the one before. Without
@@ -216,6 +234,26 @@ __device__ __forceinline__ void dl_grid_dependency(void)
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+/* Launches `kernel` (its one parameter: `params`); where the GPU has them (`dependent`: sm_90),
+ * as a programmatic dependent launch of the stream's previous kernel (dl_grid_dependency above;
+ * bench/NOTES.md, "Small calls: dependent launches"). Returns a cudaError_t as int. */
+template <typename PARAMS>
+static int dl_launch(void (*kernel)(PARAMS), const PARAMS &params, dim3 grid, dim3 block,
+                     size_t shared_bytes, int dependent, cudaStream_t stream)
+{
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = dependent ? 1 : 0;
+    return (int)cudaLaunchKernelEx(&config, kernel, params);
 }
 
 /* One tile per block: thread 0 draws it (one ticket per block in all), the block learns it. */
@@ -298,6 +336,60 @@ __device__ __forceinline__ T dl_tile_warp_prefix(dl_tile_shared<T, WARPS, LEFT_F
     }
     dl_tile_sync<SPECIALIZED, WARPS>();
     return Op()(sh.tile_prefix, sh.warp_prefix[warp]);
+}
+
+/*
+ * The block's part of a segmented scan's tile (protocol.h, "Segments"), in place of
+ * dl_tile_warp_prefix. warp_total: this warp's items under the segmented operator (heads
+ * counted, the value since the last one, the init folded into every head). Returns, as a value
+ * of T, the segment's value just before this warp's first item: what its first items continue.
+ * The first WARPS warps of the block call it; it synchronizes them twice. `warp_segment` (WARPS
+ * values), `tile_prefix` and `fold_buffer` are the block's shared memory. `first_is_head`, read
+ * from lane 0 of warp 0: the tile's first item starts a segment, so the tile needs no look-back.
+ * `is_published` = false: warp 0 publishes the tile's value (P where the tile holds a head, else
+ * A). true: another warp did, `published` (the value the P after the look-back is built on).
+ */
+template <typename T, typename Op, bool LEFT_FOLD, int WARPS, bool SPECIALIZED, int SLOTS>
+__device__ __forceinline__ T dl_tile_segment_prefix(dl_segment<uint32_t, T> *warp_segment, T *tile_prefix,
+                                                    T *fold_buffer, dl_segment<uint32_t, T> warp_total,
+                                                    bool first_is_head, uint32_t tile, uint32_t epoch,
+                                                    dl_word *descriptors, const dl_probe &probe,
+                                                    bool is_published, T published)
+{
+    using V = dl_segment<uint32_t, T>;
+    using VOp = dl_segmented<uint32_t, T, Op>;
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    if (lane == 0)
+        warp_segment[warp] = warp_total;
+    dl_tile_sync<SPECIALIZED, WARPS>();
+
+    /* Warp 0: the warps' prefixes and the tile's value, then the descriptor protocol. */
+    if (warp == 0) {
+        const V total = lane < WARPS ? warp_segment[lane] : VOp::identity();
+        const V inclusive = dl_warp_inclusive_scan<V, VOp>(total);
+        const V tile_total = dl_shfl(inclusive, WARPS - 1);
+        const V before = dl_shfl_up(inclusive, 1);
+        if (lane < WARPS)
+            warp_segment[lane] = lane == 0 ? VOp::identity() : before;
+        const bool has_head = tile_total.heads != 0;
+        const T value = is_published ? published : tile_total.value;
+        if (!is_published && lane == 0)
+            dl_publish_segment_value<T>(descriptors, tile, epoch, has_head, value, probe);
+        T prefix = Op::identity();
+        if (tile != 0 && !__shfl_sync(0xffffffffu, first_is_head, 0)) {
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD, SLOTS>(descriptors, tile, epoch, fold_buffer, probe);
+            if (!has_head && lane == 0) {
+                probe.pause(tile, 2);
+                dl_gpu_publish<T>(descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, value));
+            }
+        }
+        if (lane == 0)
+            *tile_prefix = prefix;
+    }
+    dl_tile_sync<SPECIALIZED, WARPS>();
+    const V mine = warp_segment[warp];
+    return mine.heads ? mine.value : Op()(*tile_prefix, mine.value);
 }
 
 /*

@@ -140,13 +140,14 @@ DLSCAN_API dlscan_status dlscan_create_cpu(dlscan_handle_t *h, int threads);
  * device first (work still queued may be using the storage). */
 DLSCAN_API void dlscan_destroy(dlscan_handle_t h);
 
-/* Grows the handle's storage so that scans of up to n items into `type` (the output type)
- * never allocate. Call it before capturing calls into a CUDA graph. Synchronizes the device
- * when it must grow. */
+/* Grows the handle's storage so that scans of up to n items into `type` (the output type),
+ * segmented or not, never allocate. Call it before capturing calls into a CUDA graph.
+ * Synchronizes the device when it must grow. */
 DLSCAN_API dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type);
 
 /* Items per partition (tile) of a scan whose output type is `type`, on this handle's
- * backend. Tests and tools use it to pick sizes at tile edges. */
+ * backend. Tests and tools use it to pick sizes at tile edges. A segmented scan (dlscan_scan
+ * with keys or offsets) on a GPU handle takes tiles of half as many items. */
 DLSCAN_API dlscan_status dlscan_tile_items(dlscan_handle_t h, dlscan_type type, size_t *items);
 
 /* "gpu" or "cpu"; "invalid" for NULL. */
@@ -211,6 +212,29 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   to 16 bits at each chunk's end (chain float16 into float32 to keep float32 throughout).
  * - d_out == d_in scans in place where the two types have the same size. d_init and d_total
  *   may not overlap d_out, d_total not d_in; each is aligned to out_type's size.
+ * - Segmented scans (the struct's second version): the scan starts over at the first item of
+ *   every segment. With d_keys, a segment is a run of equal keys (compared bit for bit, as
+ *   dlscan_unique compares them, so float keys -0.0 and 0.0 differ and a NaN equals the same NaN
+ *   bits, where CUB's by-key scans compare with ==): n keys of key_type, any of the twelve
+ *   types. With d_offsets,
+ *   segment k is the items d_offsets[k] .. d_offsets[k+1] - 1 for k < num_segments (empty
+ *   segments are allowed), and the items before d_offsets[0] or from d_offsets[num_segments]
+ *   on belong to no segment: they are not written. Within a segment that starts at item s:
+ *     inclusive: out[j] = init op in[s] op ... op in[j];
+ *     exclusive: out[s] = init, out[j] = init op in[s] op ... op in[j-1];
+ *   the init (host memory, or the identity) starting every segment. d_keys and d_offsets may
+ *   not both be set; d_init and d_total are not taken with segments. The keys may not overlap
+ *   d_in or d_out, the offsets not d_out. The offsets are num_segments + 1 size_t values in
+ *   the memory the handle scans (device memory for a GPU handle), rising (each at least the
+ *   one before) and at most n. A CPU handle checks all of that before it writes anything. A
+ *   GPU handle cannot read them without waiting for the device, so it checks what the host
+ *   knows (the pointer, its alignment, that num_segments + 1 offsets fit in its allocation,
+ *   overlaps); that they rise and stay within n is the caller's promise: with offsets that
+ *   break it, the values written to d_out[0 .. n-1] are unspecified, but nothing outside it
+ *   is written and no offset past d_offsets[num_segments] is read.
+ *
+ *     a.d_keys = d_user_ids;  a.key_type = DLSCAN_INT64;   (per-user running totals)
+ *
  * - The struct: start from DLSCAN_SCAN_ARGS_INIT and set the fields you need. `size` says
  *   which fields the caller was built with: later versions add fields at the end only, and a
  *   library takes the size of any version up to its own (fields the caller lacks keep their
@@ -225,7 +249,9 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *
  * Errors: those of the two calls above, DLSCAN_ERROR_TYPE_PAIR, and
  * DLSCAN_ERROR_INVALID_ARGUMENT for args == NULL, a size smaller than the first version's
- * (DLSCAN_SCAN_ARGS_SIZE_V1), exclusive not 0 or 1, or both inits. */
+ * (DLSCAN_SCAN_ARGS_SIZE_V1), exclusive not 0 or 1, both inits; with segments, both d_keys
+ * and d_offsets, num_segments without d_offsets, d_init or d_total, and on a CPU handle offsets
+ * that fall or pass n. DLSCAN_ERROR_INVALID_TYPE for a bad key_type. */
 typedef struct dlscan_scan_args {
     size_t size;          /* sizeof(dlscan_scan_args) as the caller was compiled */
     const void *d_in;     /* n items of in_type */
@@ -238,12 +264,19 @@ typedef struct dlscan_scan_args {
     const void *init;     /* one out_type value in host memory, or NULL */
     const void *d_init;   /* one out_type value in device memory, or NULL */
     void *d_total;        /* one out_type value in device memory, or NULL */
+    /* ---- version 2: segmented scans ---- */
+    const void *d_keys;       /* n keys of key_type: runs of equal keys are segments, or NULL */
+    dlscan_type key_type;
+    const size_t *d_offsets;  /* num_segments + 1 segment offsets, or NULL */
+    size_t num_segments;
 } dlscan_scan_args;
 
-/* The size of the struct's first version (this one): the smallest `size` taken. */
+/* The sizes of the struct's versions: the first is the smallest `size` taken. */
 #define DLSCAN_SCAN_ARGS_SIZE_V1 (offsetof(dlscan_scan_args, d_total) + sizeof(void *))
+#define DLSCAN_SCAN_ARGS_SIZE_V2 (offsetof(dlscan_scan_args, num_segments) + sizeof(size_t))
 #define DLSCAN_SCAN_ARGS_INIT                                                                   \
-    {sizeof(dlscan_scan_args), NULL, NULL, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, NULL, NULL, NULL}
+    {sizeof(dlscan_scan_args), NULL, NULL, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, NULL, NULL,  \
+     NULL, NULL, DLSCAN_INT32, NULL, 0}
 
 DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
                                      cudaStream_t stream);

@@ -109,6 +109,59 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
     return DLSCAN_SUCCESS;
 }
 
+/* A segmented scan's arguments that need no memory: one source of segments, no device init or
+ * total, a valid key type, a count of offsets that fits in memory. */
+static dlscan_status dl_check_segments(dlscan_handle_t h, const dlscan_scan_args *a)
+{
+    if (a->d_keys && a->d_offsets)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "d_keys and d_offsets are both set: segments come from one or the other");
+    if (!a->d_offsets && a->num_segments)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "num_segments = %zu without d_offsets", a->num_segments);
+    if (!a->d_keys && !a->d_offsets)
+        return DLSCAN_SUCCESS;
+    if (a->d_init || a->d_total)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "%s is set with %s: a segmented scan takes its init from the host (init) "
+                       "and leaves no total",
+                       a->d_init ? "d_init" : "d_total", a->d_keys ? "d_keys" : "d_offsets");
+    if (a->d_keys)
+        return dl_check_type(h, a->key_type);
+    if (a->num_segments >= SIZE_MAX / sizeof(size_t))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "num_segments = %zu: its offsets do not fit in memory", a->num_segments);
+    return DLSCAN_SUCCESS;
+}
+
+/* The keys (n of them) or the offsets (num_segments + 1): pointer and alignment, overlaps with
+ * the values in and out (before the allocation's bounds: a key range inside d_in is an overlap
+ * wherever it ends), then the bounds. The offsets may share memory with d_in, which is only
+ * read, but not with d_out. */
+static dlscan_status dl_check_segment_buffers(dlscan_handle_t h, const dlscan_scan_args *a,
+                                              size_t in_bytes, size_t out_bytes)
+{
+    dlscan_status status;
+    if (a->d_keys) {
+        const size_t key_size = dl_type_size(a->key_type), key_bytes = a->n * key_size;
+        if (a->n == 0)
+            return DLSCAN_SUCCESS;
+        if ((status = dl_check_pointer(h, a->d_keys, key_size, "d_keys")) != DLSCAN_SUCCESS)
+            return status;
+        if (dl_ranges_overlap(a->d_keys, key_bytes, a->d_in, in_bytes))
+            return dl_overlap(h, "d_keys", a->d_keys, key_bytes, "d_in", a->d_in, in_bytes);
+        if (dl_ranges_overlap(a->d_keys, key_bytes, a->d_out, out_bytes))
+            return dl_overlap(h, "d_keys", a->d_keys, key_bytes, "d_out", a->d_out, out_bytes);
+        return h->backend->check_range(h, a->d_keys, key_bytes, "d_keys");
+    }
+    const size_t offset_bytes = (a->num_segments + 1) * sizeof(size_t);
+    if ((status = dl_check_pointer(h, a->d_offsets, sizeof(size_t), "d_offsets")) != DLSCAN_SUCCESS)
+        return status;
+    if (a->n > 0 && dl_ranges_overlap(a->d_offsets, offset_bytes, a->d_out, out_bytes))
+        return dl_overlap(h, "d_offsets", a->d_offsets, offset_bytes, "d_out", a->d_out, out_bytes);
+    return h->backend->check_range(h, a->d_offsets, offset_bytes, "d_offsets");
+}
+
 dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream)
 {
     if (!h)
@@ -137,10 +190,13 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
     if (a->init && a->d_init)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "init and d_init are both set: give the init one way");
+    const int segmented = a->d_keys || a->d_offsets;
+    if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS)
+        return status;
 
     const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
     const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
-    const size_t tile = h->backend->tile_items(h, acc);
+    const size_t tile = segmented ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
     const size_t in_bytes = n * in_size, bytes = n * size;
@@ -163,6 +219,8 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
              (status = h->backend->check_range(h, a->d_out, bytes, "d_out")) != DLSCAN_SUCCESS))
             return status;
     }
+    if (segmented && (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
+        return status;
     if (a->d_init) {
         if ((status = dl_check_buffer(h, a->d_init, size, size, "d_init")) != DLSCAN_SUCCESS)
             return status;
@@ -180,8 +238,8 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
             dl_ranges_overlap(a->d_total, size, a->d_init, size))
             return dl_overlap(h, "d_total", a->d_total, size, "d_init", a->d_init, size);
     }
-    if (n == 0 && !a->d_total)
-        return DLSCAN_SUCCESS;
+    if (n == 0 && !a->d_total && !a->d_offsets)
+        return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
     if (n > 0 && (status = h->backend->reserve(h, dl_tiles(n, tile), dl_words_per_tile(type),
                                                 stream)) != DLSCAN_SUCCESS)
         return status;
@@ -199,6 +257,10 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
         .init_bits = init_bits,
         .init = a->d_init,
         .total = a->d_total,
+        .keys = a->d_keys,
+        .key_size = a->d_keys ? dl_type_size(a->key_type) : 0,
+        .offsets = a->d_offsets,
+        .num_segments = a->num_segments,
         .stream = stream,
     };
     return h->backend->scan(h, &request);
@@ -242,7 +304,10 @@ dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type)
     dlscan_status status = dl_check_type(h, type);
     if (status != DLSCAN_SUCCESS)
         return status;
-    const size_t tile = h->backend->tile_items(h, dl_acc_type(type));
+    /* Segmented scans take tiles of their own (on a GPU, smaller ones): the smaller tile. */
+    const size_t scan_tile = h->backend->tile_items(h, dl_acc_type(type));
+    const size_t segment_tile = h->backend->segment_tile_items(h, dl_acc_type(type));
+    const size_t tile = segment_tile < scan_tile ? segment_tile : scan_tile;
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS || n == 0)
         return status;
     return h->backend->reserve(h, dl_tiles(n, tile), dl_words_per_tile(type), NULL);

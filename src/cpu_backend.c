@@ -152,6 +152,21 @@ dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate)
     return prefix;
 }
 
+dl_bits dl_cpu_segment_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits value, int has_head,
+                              int needs_prefix)
+{
+    const dl_cpu_lookback_ctx *lookback = &w->job->lookback;
+    dl_cpu_publish(lookback, tile, has_head ? DL_STATUS_P : DL_STATUS_A, value);
+    if (!needs_prefix)
+        return lookback->identity;
+    dl_cpu_probe_pause(w, 0);
+    const dl_bits prefix = dl_cpu_lookback(lookback, tile);
+    if (!has_head)
+        dl_cpu_publish(lookback, tile, DL_STATUS_P, lookback->combine(prefix, value));
+    dl_cpu_probe_pause(w, 0);
+    return prefix;
+}
+
 /* One worker: tiles from the counter until none are left. */
 static void *dl_cpu_work(void *argument)
 {
@@ -241,17 +256,10 @@ static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
         dl_cpu_narrow(r->acc_type, r->type, &acc_bits, r->total, 1);
 }
 
-static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
+void dl_cpu_scan_job(dl_cpu_job *job, const dl_scan_request *r, uint64_t seed_bits, dl_cpu_tile_fn work_tile)
 {
-    /* The call runs now: d_init is read now. */
-    const uint64_t seed_bits =
-        dl_acc_bits(r->type, r->init ? dl_bits_read(r->init, r->type) : r->init_bits);
-    if (r->n == 0) {
-        dl_cpu_write_total(r, seed_bits);
-        return DLSCAN_SUCCESS;
-    }
-    dl_cpu_job job = {
-        .work_tile = dl_cpu_scan_tile,
+    *job = (dl_cpu_job){
+        .work_tile = work_tile,
         .ops = dl_cpu_ops_for(r->acc_type, r->op),
         .in = r->in,
         .out = r->out,
@@ -264,9 +272,24 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .seed = {seed_bits, 0},
         .exclusive = r->exclusive,
     };
-    job.lookback.words = dl_words_per_tile(r->type);
-    job.lookback.combine = job.ops->combine;
-    job.lookback.identity = (dl_bits){dl_identity_bits(r->acc_type, r->op), 0};
+    job->lookback.words = dl_words_per_tile(r->type);
+    job->lookback.combine = job->ops->combine;
+    job->lookback.identity = (dl_bits){dl_identity_bits(r->acc_type, r->op), 0};
+}
+
+static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
+{
+    /* The call runs now: d_init is read now. */
+    const uint64_t seed_bits =
+        dl_acc_bits(r->type, r->init ? dl_bits_read(r->init, r->type) : r->init_bits);
+    if (r->keys || r->offsets)
+        return dl_cpu_segmented_scan(h, r, seed_bits);
+    if (r->n == 0) {
+        dl_cpu_write_total(r, seed_bits);
+        return DLSCAN_SUCCESS;
+    }
+    dl_cpu_job job;
+    dl_cpu_scan_job(&job, r, seed_bits, dl_cpu_scan_tile);
     dl_cpu_run(h, &job);
     if (r->total)
         dl_cpu_write_total(r, job.total_bits);
@@ -318,6 +341,7 @@ static const dl_backend dl_cpu_backend = {
     .name = "cpu",
     .tile_items = dl_cpu_tile_items,
     .compact_tile_items = dl_cpu_compact_tile_items,
+    .segment_tile_items = dl_cpu_tile_items,
     .check_range = dl_cpu_check_range,
     .reserve = dl_cpu_reserve,
     .scan = dl_cpu_scan,

@@ -2,7 +2,7 @@
  * cpu_backend.h: what the CPU backend's files share: one call (a job) as its worker threads
  * see it, and the protocol step every kind of tile takes (publish the aggregate, look back,
  * publish the inclusive prefix). cpu_backend.c runs the workers and the scan's tiles;
- * cpu_compact.c the compaction's.
+ * cpu_segment.c the segmented scan's, cpu_compact.c the compaction's.
  */
 #ifndef DLSCAN_CPU_BACKEND_H
 #define DLSCAN_CPU_BACKEND_H
@@ -59,6 +59,10 @@ struct dl_cpu_job {
     _Atomic int go;           /* workers wait for it, so the ticket count is known before any draw */
     dl_bits seed;
     int exclusive;
+    const char *keys;         /* a segmented scan's keys (key_size bytes each), or NULL */
+    size_t key_size;
+    const size_t *offsets;    /* a segmented scan's num_segments + 1 offsets, or NULL */
+    size_t num_segments;
     long long delay_us;       /* the probe's pauses (DL_PROBING builds; else 0) */
     dl_cpu_lookback_ctx lookback;
 };
@@ -67,9 +71,24 @@ struct dl_cpu_job {
  * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here. */
 void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job);
 
+/* A scan's job (the request's items, types, operator and init as seed_bits, the accumulator's
+ * look-back), run tile by tile by work_tile. */
+void dl_cpu_scan_job(dl_cpu_job *job, const dl_scan_request *r, uint64_t seed_bits, dl_cpu_tile_fn work_tile);
+
 /* Steps 2-4 of the protocol (device/protocol.h) for `tile` with `aggregate`: publish A (tile 0:
  * P), look back, publish P. Returns the tile's exclusive prefix (tile 0: the seed). */
 dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate);
+
+/* The same steps for a tile of a segmented scan, whose value is the open segment's at the
+ * tile's end (device/protocol.h, "Segments"): a tile that holds a segment's first item publishes
+ * it as P at once; a tile without one publishes A, and P after its look-back. The look-back runs
+ * only where `needs_prefix` (the tile's first item is in a segment begun before it). Returns the
+ * tile's exclusive prefix, or the identity without a look-back. */
+dl_bits dl_cpu_segment_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits value, int has_head,
+                              int needs_prefix);
+
+/* Segmented scans on a CPU handle (cpu_segment.c): checks the offsets, then runs the job. */
+dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r, uint64_t seed_bits);
 
 /* Compaction on a CPU handle (cpu_compact.c). */
 dlscan_status dl_cpu_compact(dlscan_handle_t h, const dl_compact_request *r);

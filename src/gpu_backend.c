@@ -2,7 +2,8 @@
  * gpu_backend.c: the GPU backend. It owns the handle's device storage (a control block
  * with the tile counter and epoch, and the descriptors, grown when a call needs more),
  * checks that pointers are device memory of the handle's device and long enough, and
- * enqueues the one scan kernel per call (device/scan_kernel.cu).
+ * enqueues the one kernel per call (device/scan_kernel.cu, segment_kernel.cu,
+ * compact_kernel.cu).
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -56,6 +57,12 @@ static size_t dl_gpu_tile_items_for(dlscan_handle_t h, dlscan_type type)
 {
     (void)h;
     return dl_gpu_tile_items(type);
+}
+
+static size_t dl_gpu_segment_tile_items_for(dlscan_handle_t h, dlscan_type type)
+{
+    (void)h;
+    return dl_gpu_segment_tile_items(type);
 }
 
 static const char *dl_memory_type_name(enum cudaMemoryType type)
@@ -184,6 +191,9 @@ static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
+    const int segmented = r->keys || r->offsets;
+    if (r->n == 0 && segmented) /* nothing to write; the offsets' values are the caller's promise */
+        return DLSCAN_SUCCESS;
     if (r->n == 0) { /* only the total */
         const cudaError_t error = (cudaError_t)dl_gpu_scan_total(r->init, r->total, r->init_bits,
                                                                  dl_type_size(r->type), r->stream);
@@ -204,8 +214,19 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
         .dependent_launch = s->dependent_launch,
     };
-    const int error = dl_gpu_scan_launch(&params, r->in_type, r->type, r->op, h->deterministic,
-                                         r->stream);
+    int error;
+    if (segmented) {
+        const dl_segment_params segment = {
+            .scan = params,
+            .keys = r->keys,
+            .key_size = (uint32_t)r->key_size,
+            .offsets = r->offsets,
+            .num_segments = r->num_segments,
+        };
+        error = dl_gpu_segment_launch(&segment, r->in_type, r->type, r->op, h->deterministic, r->stream);
+    } else {
+        error = dl_gpu_scan_launch(&params, r->in_type, r->type, r->op, h->deterministic, r->stream);
+    }
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
     return DLSCAN_SUCCESS;
@@ -336,6 +357,7 @@ static const dl_backend dl_gpu_backend = {
     .name = "gpu",
     .tile_items = dl_gpu_tile_items_for,
     .compact_tile_items = dl_gpu_compact_tile_items_for,
+    .segment_tile_items = dl_gpu_segment_tile_items_for,
     .check_range = dl_gpu_check_range,
     .reserve = dl_gpu_reserve,
     .scan = dl_gpu_scan,
@@ -378,6 +400,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         (error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device)) !=
             cudaSuccess ||
         (error = (cudaError_t)dl_gpu_scan_prepare()) != cudaSuccess ||
+        (error = (cudaError_t)dl_gpu_segment_prepare()) != cudaSuccess ||
         (error = (cudaError_t)dl_gpu_compact_prepare()) != cudaSuccess) {
         cudaFree(s->control);
         free(s);

@@ -27,6 +27,11 @@ typedef struct dl_scan_request {
                              gives the accumulator's) */
     const void *init;     /* d_init: one `type` value read when the scan runs, or NULL */
     void *total;          /* d_total: one `type` value, or NULL */
+    /* Segmented scans (at most one of keys and offsets; neither init nor total with them). */
+    const void *keys;     /* n keys of key_size bytes, compared bit for bit, or NULL */
+    size_t key_size;
+    const size_t *offsets; /* num_segments + 1 segment offsets, or NULL */
+    size_t num_segments;
     cudaStream_t stream;
 } dl_scan_request;
 
@@ -54,6 +59,8 @@ typedef struct dl_backend {
     const char *name;
     size_t (*tile_items)(dlscan_handle_t h, dlscan_type type);
     size_t (*compact_tile_items)(dlscan_handle_t h);
+    /* Items per tile of a segmented scan accumulating in `type`. */
+    size_t (*segment_tile_items)(dlscan_handle_t h, dlscan_type type);
     /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
     dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
     /* Grows the descriptor storage to `tiles` tiles; `stream` is the call's (NULL from

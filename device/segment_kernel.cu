@@ -1,0 +1,971 @@
+/*
+ * segment_kernel.cu: segmented scans, by key or over segment offsets, in one kernel launch, on
+ * the scan's tile, look-back and ring, with protocol.h's rule for segments ("Segments").
+ *
+ * A tile works as a plain scan's (scan_kernel.cu) with the segmented operator (ops.cuh,
+ * dl_segmented) inside the block: each thread marks which of its items start a segment (its
+ * heads: an item whose key differs from the one before, or one an offset points at), folds the
+ * init into each head, and reduces each row to (heads, value since the last head); the
+ * transposed warp scan and the block's scan run on those pairs (dl_segment_rows), and each row
+ * is scanned from its prefix (dl_segment_finish). Between tiles the descriptors carry values of
+ * T alone: a tile holding a head publishes P at once, one without publishes A, and only a tile
+ * whose first item continues a segment needs the look-back's prefix. The tiles are
+ * DL_SEGMENT_ROWS rows (config.h).
+ *
+ * dl_segment_persistent_kernel (sm_90; 32- and 64-bit items scanned into their own type; keys of
+ *   4 or 8 bytes, or offsets; 16-byte aligned pointers): the persistent scan's roles and one
+ *   more. The producer's bulk copies bring a tile's items and keys, with the 16 bytes of keys
+ *   before them, into a stage; by offsets its warp searches the tile's first offset
+ *   (dl_warp_lower_bound) and stages the offsets from there. The reducer finds the tile's last
+ *   head (keys: backwards from the tile's end; offsets: it marks the tile's heads in a bitmap
+ *   in the stage) and publishes the value from there on. A look-back warp gets each tile's
+ *   prefix and publishes the P of tiles without a head. The compute warps scan the tile, with
+ *   one barrier per tile.
+ * dl_segment_kernel (any GPU, any pair of types, any keys, any alignment): one block per tile,
+ *   loading from global memory; warp 0 looks back (tile.cuh, dl_tile_segment_prefix).
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "launch.h"
+#include "ops.cuh"
+#include "ring.cuh"
+#include "tile.cuh"
+
+template <typename T> using dl_segment_shape = dl_scan_shape<T, DL_SEGMENT_ROWS>;
+template <typename T> using dl_tile_segment = dl_segment<uint32_t, T>;
+template <typename T, typename Op> using dl_tile_segmented = dl_segmented<uint32_t, T, Op>;
+
+/* The transposed warp scan's passes over the pairs: its scratch near 1 KB per warp. */
+template <typename T> __host__ __device__ constexpr int dl_segment_passes()
+{
+    return sizeof(dl_tile_segment<T>) > 8 ? 2 : 1;
+}
+
+static_assert(dl_segment_shape<uint32_t>::tile_items == DL_SEGMENT_TILE_ITEMS_4B &&
+                  dl_segment_shape<uint64_t>::tile_items == DL_SEGMENT_TILE_ITEMS_8B,
+              "the tiles are the ones the host layer reserves descriptors for (config.h)");
+
+/* The segments of a persistent kernel: keys of KEY (uint32_t or uint64_t), or offsets. */
+struct dl_by_offsets;
+template <typename KEY> struct dl_segments_by {
+    static constexpr bool offsets = false;
+    static constexpr int key_size = sizeof(KEY);
+};
+template <> struct dl_segments_by<dl_by_offsets> {
+    static constexpr bool offsets = true;
+    static constexpr int key_size = 0;
+};
+
+/* A key as the registers hold it: 1- and 2-byte keys widened to 32 bits (for the shuffles). */
+template <typename KEY> struct dl_key_reg {
+    using type = unsigned int;
+};
+template <> struct dl_key_reg<uint64_t> {
+    using type = unsigned long long;
+};
+
+/* ---------------------------------------------------------------- heads */
+
+/* Bit r * VEC + e of the result is set where item e of this thread's row r starts a segment: its
+ * key differs from the one before it. The key before a row's first item is the previous lane's
+ * last (shuffled up), for lane 0 lane 31's last of the row before, and for the first row
+ * `before`, the key before the warp's items; `at_start`: the warp's first item is the input's
+ * first, a head in any case. */
+template <typename K, int ROWS, int VEC>
+__device__ __forceinline__ uint32_t dl_key_heads(const K (&key)[ROWS][VEC], K before, bool at_start)
+{
+    const int lane = threadIdx.x % 32;
+    uint32_t heads = 0;
+    K row_before = before;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const K from_left = dl_shfl_up(key[r][VEC - 1], 1);
+        const K previous = lane ? from_left : row_before;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            heads |= (uint32_t)((e ? key[r][e - 1] : previous) != key[r][e]) << (r * VEC + e);
+        row_before = dl_shfl(key[r][VEC - 1], 31);
+    }
+    if (at_start && lane == 0)
+        heads |= 1u;
+    return heads;
+}
+
+/* Clears the heads of items at or past n (a partial tile's): they are no items, and a head there
+ * would tell the block that the tile holds one. warp_base: the warp's first item. */
+template <int ROWS, int VEC>
+__device__ __forceinline__ uint32_t dl_heads_before(uint32_t heads, uint64_t warp_base, uint64_t n)
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e)
+            if (warp_base + (uint64_t)(r * 32 + lane) * VEC + e >= n)
+                heads &= ~(1u << (r * VEC + e));
+    return heads;
+}
+
+/* The heads of this thread's items from a tile's bitmap (bit i: tile item i starts a segment);
+ * warp_first: the warp's first item in the tile. */
+template <int ROWS, int VEC>
+__device__ __forceinline__ uint32_t dl_bitmap_heads(const uint32_t *bitmap, int warp_first)
+{
+    const int lane = threadIdx.x % 32;
+    uint32_t heads = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const int i = warp_first + (r * 32 + lane) * VEC; /* VEC items within one word */
+        heads |= (bitmap[i / 32] >> (i % 32) & ((1u << VEC) - 1)) << (r * VEC);
+    }
+    return heads;
+}
+
+/* Keys of this thread's rows from global memory (one access per row where `vector`: the keys
+ * 16-byte aligned; keys past n read as 0), and their heads. warp_base: the warp's first item. */
+template <typename KEY, int ROWS, int VEC>
+__device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_t warp_base, uint64_t n,
+                                                        bool vector)
+{
+    using K = typename dl_key_reg<KEY>::type;
+    using U = dl_row_items<KEY, VEC>;
+    const int lane = threadIdx.x % 32;
+    const bool whole = warp_base + (uint64_t)ROWS * 32 * VEC <= n;
+    K key[ROWS][VEC];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const uint64_t idx = warp_base + (uint64_t)(r * 32 + lane) * VEC;
+        if (vector && whole) {
+            U u;
+            u.raw = dl_load_raw<typename U::raw_type>(keys + idx);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                key[r][e] = (K)u.item[e];
+        } else {
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                key[r][e] = idx + e < n ? (K)keys[idx + e] : K(0);
+        }
+    }
+    const K before = warp_base > 0 && warp_base - 1 < n ? (K)keys[warp_base - 1] : K(0);
+    const uint32_t heads = dl_key_heads(key, before, warp_base == 0);
+    return whole ? heads : dl_heads_before<ROWS, VEC>(heads, warp_base, n);
+}
+
+/* ---------------------------------------------------------------- offsets */
+
+/* Probe i (u * 32 + lane) of a warp's search, in every lane; i is the same in every lane. */
+template <int PROBES> __device__ __forceinline__ uint64_t dl_probe_at(const uint64_t (&at)[PROBES], int i)
+{
+    uint64_t mine = 0;
+#pragma unroll
+    for (int u = 0; u < PROBES; ++u)
+        if (u == i / 32)
+            mine = at[u];
+    return __shfl_sync(0xffffffffu, mine, i % 32);
+}
+
+/*
+ * The first k in [low, high) with offsets[k] >= position, or high where there is none (offsets
+ * rising). Run by a whole warp, which returns it in every lane. Each round has every lane load 4
+ * offsets, independent loads: 128 probes in rising order, which leave the answer between the last
+ * probe below `position` and the first one not below. The first round, where `step` is not 0,
+ * probes a window of 128 x step around `guess` (probes outside [low, high) are not loaded: before
+ * low they are below, from high on not); each later one splits the range into 129 parts, so a
+ * round costs one trip to memory and 2^23 offsets take four (a good guess: one or two). Reads no
+ * offset at or past `high`.
+ */
+__device__ __forceinline__ uint64_t dl_warp_lower_bound(const size_t *offsets, uint64_t low, uint64_t high,
+                                                        uint64_t position, uint64_t guess, uint64_t step)
+{
+    constexpr int PROBES = 4; /* per lane */
+    const int lane = threadIdx.x % 32;
+    bool windowed = step != 0;
+    while (high > low) {
+        const uint64_t range = high - low;
+        const bool exact = !windowed && range <= 32 * PROBES; /* every index in range probed */
+        uint64_t at[PROBES];
+        bool below[PROBES];
+#pragma unroll
+        for (int u = 0; u < PROBES; ++u) {
+            const uint64_t i = (uint64_t)(u * 32 + lane);
+            const uint64_t centre = guess > 64 * step ? guess - 64 * step : 0;
+            at[u] = windowed ? centre + i * step
+                    : exact  ? low + i
+                             : low + range * (i + 1) / (32 * PROBES + 1);
+            below[u] = at[u] < low || (at[u] < high && offsets[at[u]] < position);
+        }
+        uint32_t count = 0;
+#pragma unroll
+        for (int u = 0; u < PROBES; ++u)
+            count += __popc(__ballot_sync(0xffffffffu, below[u]));
+        if (exact)
+            return low + count;
+        const uint64_t new_low = count ? dl_probe_at<PROBES>(at, (int)count - 1) + 1 : low;
+        const uint64_t new_high = count < 32 * PROBES ? dl_probe_at<PROBES>(at, (int)count) : high;
+        low = new_low > low ? new_low : low;
+        high = new_high < high ? new_high : high;
+        windowed = false;
+    }
+    return low;
+}
+
+/* Offsets a stage holds: `count` of them from offsets[from] on, at `at`. */
+typedef struct dl_staged_offsets {
+    const size_t *at;
+    uint64_t from;
+    uint32_t count;
+} dl_staged_offsets;
+
+/* Marks in `bitmap` (a tile's bits, zeroed) the items that offsets[first], offsets[first + 1],
+ * ... point at while they fall in the tile's count items from `base` (and the input's first item,
+ * a head), and returns the highest marked item, or -1. One warp; 128 offsets a round, from the
+ * stage where it holds them, else from global memory. */
+__device__ __forceinline__ int dl_mark_offsets(const size_t *offsets, uint64_t last_offset,
+                                               const dl_staged_offsets &staged, uint64_t first,
+                                               uint64_t base, int count, uint32_t *bitmap)
+{
+    constexpr int PER_LANE = 4;
+    const int lane = threadIdx.x % 32;
+    int last = -1;
+    if (base == 0 && lane == 0) {
+        atomicOr(&bitmap[0], 1u);
+        last = 0;
+    }
+    for (uint64_t k0 = first;; k0 += 32 * PER_LANE) {
+        uint64_t at[PER_LANE];
+#pragma unroll
+        for (int u = 0; u < PER_LANE; ++u) {
+            const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
+            at[u] = k > last_offset                ? ~0ull
+                    : k - staged.from < staged.count ? staged.at[k - staged.from]
+                                                     : offsets[k];
+        }
+        bool all_in = true;
+#pragma unroll
+        for (int u = 0; u < PER_LANE; ++u) {
+            const bool in = at[u] >= base && at[u] < base + (uint64_t)count;
+            if (in) {
+                const int i = (int)(at[u] - base);
+                atomicOr(&bitmap[i / 32], 1u << (i % 32));
+                last = i > last ? i : last;
+            }
+            all_in &= in;
+        }
+        if (!__all_sync(0xffffffffu, all_in))
+            break;
+    }
+    return __reduce_max_sync(0xffffffffu, last);
+}
+
+/* ---------------------------------------------------------------- one tile */
+
+/* The warps' scratch for the transposed warp scan over a segmented tile's pairs. */
+template <typename T>
+using dl_segment_scratch = dl_tile_segment<T>[dl_segment_shape<T>::warps]
+    [dl_warp_scratch<dl_tile_segment<T>, DL_SEGMENT_ROWS, dl_segment_passes<T>()>::items];
+
+/*
+ * A tile's first part, in each thread: the init folded into every head of its rows v (items as
+ * T; heads: bit r * VEC + e), then each row's pair (heads, value since the last head) and the
+ * transposed warp scan over them: row_prefix[r] is the pair of the warp's items before row r of
+ * this lane; returns the warp's pair. `scratch`: this warp's.
+ */
+template <typename T, typename Op>
+__device__ __forceinline__ dl_tile_segment<T>
+dl_segment_rows(T (&v)[DL_SEGMENT_ROWS][dl_segment_shape<T>::vec], uint32_t heads, T init,
+                dl_tile_segment<T> (&row_prefix)[DL_SEGMENT_ROWS], dl_tile_segment<T> *scratch)
+{
+    using S = dl_segment_shape<T>;
+    using V = dl_tile_segment<T>;
+    V lane_segment[S::rows];
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        T value = Op::identity();
+#pragma unroll
+        for (int e = 0; e < S::vec; ++e) {
+            const bool head = heads >> (r * S::vec + e) & 1;
+            if (head)
+                v[r][e] = Op()(init, v[r][e]);
+            value = head ? v[r][e] : Op()(value, v[r][e]);
+        }
+        lane_segment[r] = V{(uint32_t)__popc(heads >> (r * S::vec) & ((1u << S::vec) - 1)), value};
+    }
+    return dl_warp_prefixes_transposed<V, dl_tile_segmented<T, Op>, S::rows, dl_segment_passes<T>()>(
+        lane_segment, row_prefix, scratch);
+}
+
+/*
+ * A tile's last part: each row's items scanned from the value before the row (the warp's,
+ * warp_prefix, then row_prefix) or from a head, and stored as OUT: the items in [lo, hi)
+ * (offsets: those in segments; keys: all), with whole-tile vector stores where the whole tile
+ * is in (WHOLE_STORES: without per-row checks; else `vector` says whether rows are aligned).
+ */
+template <typename T, typename OUT, typename Op, bool WHOLE_STORES>
+__device__ __forceinline__ void dl_segment_finish(const dl_segment_params &p, uint32_t tile,
+                                                  T (&v)[DL_SEGMENT_ROWS][dl_segment_shape<T>::vec],
+                                                  uint32_t heads, T init,
+                                                  const dl_tile_segment<T> (&row_prefix)[DL_SEGMENT_ROWS],
+                                                  T warp_prefix, bool vector, uint64_t lo, uint64_t hi)
+{
+    using S = dl_segment_shape<T>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        T running = row_prefix[r].heads ? row_prefix[r].value : Op()(warp_prefix, row_prefix[r].value);
+#pragma unroll
+        for (int e = 0; e < S::vec; ++e) {
+            const bool head = heads >> (r * S::vec + e) & 1;
+            const T item = v[r][e];
+            if (p.scan.exclusive) {
+                v[r][e] = head ? init : running;
+                running = head ? item : Op()(running, item);
+            } else {
+                running = head ? item : Op()(running, item);
+                v[r][e] = running;
+            }
+        }
+    }
+
+    OUT *out = static_cast<OUT *>(p.scan.out);
+    const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
+    if (base + S::tile_items <= n && lo <= base && base + S::tile_items <= hi) {
+        if (WHOLE_STORES)
+            dl_store_tile<T, true>(out, base, n, v);
+        else if (vector)
+            dl_store_tile_rows<T, true>(out, base, n, v);
+        else
+            dl_store_tile_rows<T, false>(out, base, n, v);
+        return;
+    }
+    const uint64_t end = n < hi ? n : hi;
+    const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r)
+#pragma unroll
+        for (int e = 0; e < S::vec; ++e) {
+            const uint64_t i = warp_base + (uint64_t)(r * 32 + lane) * S::vec + e;
+            if (i >= lo && i < end)
+                out[i] = dl_narrow<OUT>(v[r][e]);
+        }
+}
+
+/* The items in segments: [offsets[0], offsets[num_segments]) by offsets, all by key. */
+__device__ __forceinline__ void dl_segment_bounds(const dl_segment_params &p, uint64_t *lo, uint64_t *hi)
+{
+    *lo = p.offsets ? p.offsets[0] : 0;
+    *hi = p.offsets ? p.offsets[p.num_segments] : p.scan.n;
+}
+
+/* ---------------------------------------------------------------- one block per tile */
+
+template <typename T, bool LEFT_FOLD>
+struct dl_segment_block_shared : dl_tile_shared<T, dl_segment_shape<T>::warps, LEFT_FOLD> {
+    dl_tile_segment<T> warp_segment[dl_segment_shape<T>::warps];
+    dl_segment_scratch<T> scratch;
+    uint32_t bitmap[dl_segment_shape<T>::tile_items / 32]; /* offsets: the tile's heads */
+    uint64_t first_offset;                                  /* offsets: the tile's first */
+};
+
+/* One block per tile, from global memory: any GPU, pair of types, keys and alignment. */
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_segment_kernel(const dl_segment_params p)
+{
+    using S = dl_segment_shape<T>;
+    __shared__ dl_segment_block_shared<T, LEFT_FOLD> sh;
+    const dl_probe probe(p.scan.control);
+    const int t = (int)threadIdx.x, warp = t / 32;
+    dl_grid_dependency();
+    uint32_t tile, epoch;
+    dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
+    const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
+    const bool vector = ((uintptr_t)p.scan.in | (uintptr_t)p.scan.out | (uintptr_t)p.keys) % 16 == 0;
+    const IN *in = static_cast<const IN *>(p.scan.in);
+
+    T v[S::rows][S::vec];
+    if (vector)
+        dl_load_tile<T, Op, true>(in, base, n, v);
+    else
+        dl_load_tile<T, Op, false>(in, base, n, v);
+
+    uint32_t heads = 0;
+    const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
+    if (p.offsets) {
+        /* Warp 0 finds the tile's first offset while the others clear the bitmap. */
+        const int count = n - base < (uint64_t)S::tile_items ? (int)(n - base) : S::tile_items;
+        if (warp == 0) {
+            const uint64_t first = dl_warp_lower_bound(p.offsets, 0, p.num_segments + 1, base, 0, 0);
+            if (t == 0)
+                sh.first_offset = first;
+        } else {
+            for (int i = t - 32; i < S::tile_items / 32; i += S::threads - 32)
+                sh.bitmap[i] = 0;
+        }
+        __syncthreads();
+        if (warp == 0)
+            dl_mark_offsets(p.offsets, p.num_segments, dl_staged_offsets{nullptr, 0, 0}, sh.first_offset,
+                            base, count, sh.bitmap);
+        __syncthreads();
+        heads = dl_bitmap_heads<S::rows, S::vec>(sh.bitmap, warp * S::items_per_warp);
+    } else {
+#define DL_KEY_HEADS(KEY)                                                                          \
+    dl_global_key_heads<KEY, S::rows, S::vec>(static_cast<const KEY *>(p.keys), warp_base, n, vector)
+        switch (p.key_size) {
+        case 1: heads = DL_KEY_HEADS(uint8_t); break;
+        case 2: heads = DL_KEY_HEADS(uint16_t); break;
+        case 4: heads = DL_KEY_HEADS(uint32_t); break;
+        default: heads = DL_KEY_HEADS(uint64_t); break;
+        }
+#undef DL_KEY_HEADS
+    }
+    const T init = dl_value_from_bits<T>(p.scan.seed_bits);
+    dl_tile_segment<T> row_prefix[S::rows];
+    const dl_tile_segment<T> warp_total =
+        dl_segment_rows<T, Op>(v, heads, init, row_prefix, sh.scratch[warp]);
+    const T warp_prefix = dl_tile_segment_prefix<T, Op, LEFT_FOLD, S::warps, false, DL_SLOTS_PER_LANE>(
+        sh.warp_segment, &sh.tile_prefix, sh.fold_buffer, warp_total, heads & 1, tile, epoch,
+        p.scan.descriptors, probe, false, Op::identity());
+    uint64_t lo, hi;
+    dl_segment_bounds(p, &lo, &hi);
+    dl_segment_finish<T, OUT, Op, false>(p, tile, v, heads, init, row_prefix, warp_prefix, vector, lo, hi);
+    dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
+}
+
+/* ---------------------------------------------------------------- persistent */
+
+/* The persistent kernel's warps: the compute warps, then a producer, a reducer and a look-back
+ * warp. */
+#define DL_SEGMENT_PERSISTENT_THREADS (DL_SCAN_THREADS + 96)
+
+/* A stage: the tile's items, then by key 16 bytes of the keys before the tile and the tile's
+ * keys, by offsets the bitmap of the tile's heads (the reducer's) and the tile's first offsets
+ * (DL_SEGMENT_STAGED_OFFSETS). */
+template <typename T, typename BY> struct dl_segment_stage {
+    using S = dl_segment_shape<T>;
+    static constexpr bool offsets = dl_segments_by<BY>::offsets;
+    static constexpr int keys_at = S::tile_bytes + 16; /* the tile's first key */
+    static constexpr int key_bytes = S::tile_items * dl_segments_by<BY>::key_size;
+    static constexpr int bitmap_at = S::tile_bytes;
+    static constexpr int offsets_at = S::tile_bytes + S::tile_items / 8;
+    static constexpr int bytes = offsets ? offsets_at + DL_SEGMENT_STAGED_OFFSETS * 8 : keys_at + key_bytes;
+    static constexpr int stages = dl_ring_stages(bytes);
+    /* Lanes of a warp that arrive on `reduced` and `empty`. By offsets the reducer writes the
+     * bitmap that the compute warps read, so every lane that touches it arrives after its own
+     * accesses, and the barriers alone order them against the next tile's (compute-sanitizer's
+     * racecheck does not follow a warp's __syncwarp into one lane's arrival: ring.cuh,
+     * dl_stage_header). By key no role writes the stage, and lane 0 arrives for its warp. */
+    static constexpr int arriving_lanes = offsets ? 32 : 1;
+    static_assert(bytes % 16 == 0 && offsets_at % 16 == 0, "16-byte aligned bulk copies");
+    static_assert(DL_SEGMENT_STAGED_OFFSETS % 2 == 0, "whole 16-byte pieces of offsets");
+};
+
+/* The ring and the roles' headers. The stages' barriers are the scan's; `empty` waits for the
+ * reducer too. By offsets, the producer leaves the tile's first offset in stage_segment, and
+ * which offsets it staged (stage_staged_count from stage_staged_from on). Beside the stages, two
+ * rings twice as deep carry each tile's values between the roles that do not hold its stage:
+ * `valued` completes when the reducer has put the tile, whether it holds a head and its value
+ * in the slot_ fields; `prefixed`, when the look-back warp has put its exclusive prefix. A role
+ * reaches slot q again only two rounds of stages later, after every compute warp has finished
+ * the tile that used it: so the stages are freed as soon as they are read. The compute warps'
+ * pairs are kept for two tiles (by the parity of the block's tile count), so that one barrier
+ * per tile suffices. */
+template <typename T, bool LEFT_FOLD, int STAGES>
+struct dl_segment_persistent_shared
+    : dl_persistent_shared<T, dl_segment_shape<T>::warps, LEFT_FOLD, STAGES> {
+    static constexpr int slots = 2 * STAGES;
+    uint64_t stage_segment[STAGES];
+    uint64_t stage_staged_from[STAGES];
+    uint32_t stage_staged_count[STAGES];
+    uint64_t valued[slots];
+    uint64_t prefixed[slots];
+    uint32_t slot_tile[slots];
+    uint32_t slot_head[slots];
+    T slot_value[slots];
+    T slot_prefix[slots];
+    dl_tile_segment<T> warp_segment[2][dl_segment_shape<T>::warps];
+    dl_segment_scratch<T> scratch;
+};
+
+template <typename T, typename BY, bool LEFT_FOLD>
+using dl_segment_shared_for = dl_segment_persistent_shared<T, LEFT_FOLD, dl_segment_stage<T, BY>::stages>;
+
+/* The producer's fill. By key: one bulk copy of the items, one of the keys with the 16 bytes
+ * before them (tile 0 has none). By offsets (the whole warp): the items' copy; the search for
+ * the tile's first offset, from the block's last tile's on (its tiles only rise), guessed from
+ * the segments' density between there and the end; then a copy of the offsets from there (from
+ * the even index at or before it: 16-byte pieces). The stage is complete with lane 0's arrival
+ * after its header. The partial last tile's items are left to global loads. */
+template <typename T, typename BY, typename SHARED> struct dl_segment_fill {
+    static constexpr bool warp_wide = dl_segments_by<BY>::offsets;
+    const dl_segment_params &p;
+    unsigned char *stages;
+    SHARED &sh;
+    __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
+    {
+        using S = dl_segment_shape<T>;
+        using G = dl_segment_stage<T, BY>;
+        const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
+        const bool whole = base + S::tile_items <= n;
+        unsigned char *stage = stages + s * G::bytes;
+        const T *items = static_cast<const T *>(p.scan.in) + base;
+        if constexpr (!G::offsets) {
+            if (!whole)
+                return false;
+            const uint32_t before = tile ? 16 : 0;
+            const unsigned char *keys =
+                static_cast<const unsigned char *>(p.keys) + base * dl_segments_by<BY>::key_size;
+            dl_bulk_expect(full, S::tile_bytes + G::key_bytes + before);
+            dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
+            dl_bulk_copy<true>(stage + G::keys_at - before, keys - before, G::key_bytes + before, full);
+            return true;
+        } else {
+            const int lane = threadIdx.x % 32;
+            if (lane == 0 && whole) {
+                dl_bulk_expect_only(full, S::tile_bytes);
+                dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
+            }
+            /* The block's last tile, and its first offset (0, 0 before its first tile). */
+            const int last = (s + SHARED::stages - 1) % SHARED::stages;
+            const uint64_t after = __shfl_sync(0xffffffffu, lane == 0 ? sh.stage_segment[last] : 0, 0);
+            const uint64_t after_base =
+                (uint64_t)__shfl_sync(0xffffffffu, lane == 0 ? sh.stage_tile[last] : 0u, 0) * S::tile_items;
+            const uint64_t offsets = p.num_segments + 1;
+            const double between =
+                (double)(base - after_base) * (double)(offsets - after) / (double)(n - after_base + 1);
+            const uint64_t step = between > 4096.0 ? (uint64_t)(sqrt(between) / 16.0) : 1;
+            const uint64_t first =
+                dl_warp_lower_bound(p.offsets, after, offsets, base, after + (uint64_t)between, step);
+            if (lane == 0) {
+                const uint64_t from = first & ~1ull;
+                const uint64_t left = offsets - from, most = DL_SEGMENT_STAGED_OFFSETS;
+                const uint64_t count = (left < most ? left : most) & ~1ull;
+                if (count) {
+                    dl_bulk_expect_only(full, (uint32_t)count * 8);
+                    dl_bulk_copy<true>(stage + G::offsets_at, p.offsets + from, (uint32_t)count * 8, full);
+                }
+                sh.stage_segment[s] = first;
+                sh.stage_staged_from[s] = from;
+                sh.stage_staged_count[s] = (uint32_t)count;
+                if (whole)
+                    dl_mbar_arrive(full);
+            }
+            return whole;
+        }
+    }
+};
+
+/* The tile index of the last head among a whole tile's keys in its stage (keys[-1]: the key
+ * before the tile; `first_tile`: item 0 is the input's first), or -1: one warp reads backwards
+ * from the tile's end, 4 x 16 bytes of keys a lane at a time, until it meets a head. */
+template <typename KEY, int ITEMS>
+__device__ __forceinline__ int dl_stage_last_head(const KEY *keys, bool first_tile)
+{
+    constexpr int PER = 16 / (int)sizeof(KEY), VECTORS = ITEMS / PER, ROUND = 4;
+    static_assert(VECTORS % (32 * ROUND) == 0, "whole rounds");
+    const int lane = threadIdx.x % 32;
+    for (int end = VECTORS; end > 0; end -= 32 * ROUND) {
+        dl_row_items<KEY, PER> u[ROUND];
+        KEY previous[ROUND];
+#pragma unroll
+        for (int q = 0; q < ROUND; ++q) {
+            const int j = end - 32 * ROUND + q * 32 + lane;
+            u[q].raw = reinterpret_cast<const uint4 *>(keys)[j];
+            previous[q] = keys[j * PER - 1];
+        }
+        int found = -1;
+#pragma unroll
+        for (int q = 0; q < ROUND; ++q) {
+            const int j = end - 32 * ROUND + q * 32 + lane;
+            if (j == 0 && first_tile)
+                found = 0;
+#pragma unroll
+            for (int e = 0; e < PER; ++e) {
+                if (previous[q] != u[q].item[e])
+                    found = j * PER + e;
+                previous[q] = u[q].item[e];
+            }
+        }
+        const int last = __reduce_max_sync(0xffffffffu, found);
+        if (last >= 0)
+            return last;
+    }
+    return -1;
+}
+
+/* Reducer (one warp): each tile's last head (or none), then the reduction of its items from there
+ * on, the init first where there is a head: the tile's value, published at once (P with a head,
+ * else A) and handed to the look-back warp. By offsets it marks the tile's heads in the stage's
+ * bitmap for the compute warps, also for the partial last tile, whose items and keys it reads
+ * from global memory. */
+template <typename T, typename BY, typename Op, typename SHARED>
+__device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, const dl_probe &probe,
+                                                  SHARED &sh, unsigned char *stages, uint32_t tiles)
+{
+    using S = dl_segment_shape<T>;
+    using G = dl_segment_stage<T, BY>;
+    const int lane = threadIdx.x % 32;
+    const T *in = static_cast<const T *>(p.scan.in);
+    const T init = dl_value_from_bits<T>(p.scan.seed_bits);
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
+        const int q = (int)(k % SHARED::slots);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        if (tile >= tiles) {
+            if (lane == 0) {
+                sh.slot_tile[q] = tile;
+                dl_mbar_arrive(&sh.valued[q]);
+            }
+            if (lane < G::arriving_lanes)
+                dl_mbar_arrive(&sh.reduced[s]);
+            return;
+        }
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const int count = p.scan.n - base < (uint64_t)S::tile_items ? (int)(p.scan.n - base) : S::tile_items;
+        const bool whole = count == S::tile_items;
+        unsigned char *stage = stages + s * G::bytes;
+
+        /* The last head. */
+        int last;
+        if constexpr (G::offsets) {
+            uint32_t *bitmap = reinterpret_cast<uint32_t *>(stage + G::bitmap_at);
+            for (int i = lane; i < S::tile_items / 32; i += 32)
+                bitmap[i] = 0;
+            __syncwarp();
+            const dl_staged_offsets staged = {reinterpret_cast<const size_t *>(stage + G::offsets_at),
+                                              dl_stage_header(sh.stage_staged_from[s]),
+                                              dl_stage_header(sh.stage_staged_count[s])};
+            last = dl_mark_offsets(p.offsets, p.num_segments, staged, dl_stage_header(sh.stage_segment[s]),
+                                   base, count, bitmap);
+        } else if (whole) {
+            last = dl_stage_last_head<BY, S::tile_items>(reinterpret_cast<const BY *>(stage + G::keys_at),
+                                                          tile == 0);
+        } else {
+            const BY *keys = static_cast<const BY *>(p.keys) + base;
+            int found = -1;
+            for (int i = lane; i < count; i += 32)
+                if (base + i == 0 || keys[i] != keys[i - 1])
+                    found = i;
+            last = __reduce_max_sync(0xffffffffu, found);
+        }
+
+        /* The items from there on: VEC chains a lane, in a fixed order. */
+        const int from = last < 0 ? 0 : last;
+        T chain[S::vec];
+#pragma unroll
+        for (int e = 0; e < S::vec; ++e)
+            chain[e] = Op::identity();
+        if (whole) {
+            const uint4 *staged = reinterpret_cast<const uint4 *>(stage);
+#pragma unroll 4
+            for (int j = from / S::vec + lane; j < S::tile_items / S::vec; j += 32) {
+                dl_vector<T, S::vec> u;
+                u.raw = staged[j];
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    if (j * S::vec + e >= from)
+                        chain[e] = Op()(chain[e], u.item[e]);
+            }
+        } else {
+            for (int i = from + lane; i < count; i += 32)
+                chain[0] = Op()(chain[0], in[base + i]);
+        }
+        T acc = chain[0];
+#pragma unroll
+        for (int e = 1; e < S::vec; ++e)
+            acc = Op()(acc, chain[e]);
+        T value = dl_warp_reduce<T, Op>(acc);
+        if (last >= 0)
+            value = Op()(init, value);
+        __syncwarp(); /* the stage read, the bitmap's marks made, before the arrivals */
+        if (lane == 0) {
+            dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, last >= 0, value, probe);
+            sh.slot_tile[q] = tile;
+            sh.slot_head[q] = last >= 0;
+            sh.slot_value[q] = value;
+            dl_mbar_arrive(&sh.valued[q]);
+        }
+        if (lane < G::arriving_lanes) {
+            dl_mbar_arrive(&sh.reduced[s]);
+            dl_mbar_arrive(&sh.empty[s]);
+        }
+    }
+}
+
+/* Look-back warp: each tile's exclusive prefix (lookback.cuh), once the reducer has its value;
+ * for a tile without a head, then its P on that value (the A the reducer published); the prefix
+ * goes to the compute warps. The compute warps never wait on a look-back of their own: its trips
+ * to memory overlap their work on the tile. */
+template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
+__device__ __forceinline__ void dl_segment_look_back(const dl_segment_params &p, const dl_probe &probe,
+                                                     SHARED &sh, uint32_t tiles)
+{
+    constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
+    const int lane = threadIdx.x % 32;
+    for (uint32_t k = 0;; ++k) {
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.valued[q], (k / SHARED::slots) & 1);
+        const uint32_t tile = dl_stage_header(sh.slot_tile[q]);
+        if (tile >= tiles) {
+            if (lane == 0)
+                dl_mbar_arrive(&sh.prefixed[q]);
+            return;
+        }
+        const bool has_head = dl_stage_header(sh.slot_head[q]) != 0;
+        const T value = dl_stage_header(sh.slot_value[q]);
+        const uint32_t epoch = sh.epoch;
+        T prefix = Op::identity();
+        if (tile != 0)
+            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD, slots>(p.scan.descriptors, tile, epoch, sh.fold_buffer,
+                                                              probe);
+        if (lane == 0) {
+            if (tile != 0 && !has_head) {
+                probe.pause(tile, 2);
+                dl_gpu_publish<T>(p.scan.descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, value));
+            }
+            sh.slot_prefix[q] = prefix;
+            dl_mbar_arrive(&sh.prefixed[q]);
+        }
+    }
+}
+
+/* Compute warps: each stage's items and heads into registers (by key as soon as the stage is
+ * full; by offsets once the reducer has marked the heads), the stage freed, the rows and the
+ * warp's pair, one barrier for the warps' pairs, then the look-back warp's prefix, and the tile
+ * scanned and stored. */
+template <typename T, typename BY, typename Op, typename SHARED>
+__device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, SHARED &sh,
+                                                   const unsigned char *stages, uint32_t tiles)
+{
+    using S = dl_segment_shape<T>;
+    using G = dl_segment_stage<T, BY>;
+    using V = dl_tile_segment<T>;
+    using VOp = dl_tile_segmented<T, Op>;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int warp_first = warp * S::items_per_warp;
+    const T init = dl_value_from_bits<T>(p.scan.seed_bits);
+    uint64_t lo, hi;
+    dl_segment_bounds(p, &lo, &hi);
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        const uint32_t parity = (k / SHARED::stages) & 1;
+        dl_mbar_wait(G::offsets ? &sh.reduced[s] : &sh.full[s], parity);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        if (tile >= tiles)
+            return;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const bool whole = base + S::tile_items <= p.scan.n;
+        const unsigned char *stage = stages + s * G::bytes;
+        T v[S::rows][S::vec];
+        if (whole) {
+            const uint4 *staged = reinterpret_cast<const uint4 *>(stage);
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r) {
+                dl_vector<T, S::vec> u;
+                u.raw = staged[(warp * S::rows + r) * 32 + lane];
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    v[r][e] = u.item[e];
+            }
+        } else {
+            dl_load_tile<T, Op, true>(static_cast<const T *>(p.scan.in), base, p.scan.n, v);
+        }
+        uint32_t heads;
+        if constexpr (G::offsets) {
+            const uint32_t *bitmap = reinterpret_cast<const uint32_t *>(stage + G::bitmap_at);
+            heads = dl_bitmap_heads<S::rows, S::vec>(bitmap, warp_first);
+        } else if (whole) {
+            using U = dl_row_items<BY, S::vec>;
+            const BY *keys = reinterpret_cast<const BY *>(stage + G::keys_at);
+            BY key[S::rows][S::vec];
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r) {
+                U u;
+                const BY *row = keys + warp_first + (r * 32 + lane) * S::vec;
+                u.raw = *reinterpret_cast<const typename U::raw_type *>(row);
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    key[r][e] = u.item[e];
+            }
+            heads = dl_key_heads(key, keys[warp_first - 1], base + warp_first == 0);
+        } else {
+            heads = dl_global_key_heads<BY, S::rows, S::vec>(static_cast<const BY *>(p.keys),
+                                                             base + warp_first, p.scan.n, true);
+        }
+
+        __syncwarp();
+        if (lane < G::arriving_lanes)
+            dl_mbar_arrive(&sh.empty[s]);
+
+        V row_prefix[S::rows];
+        const V warp_total = dl_segment_rows<T, Op>(v, heads, init, row_prefix, sh.scratch[warp]);
+        if (lane == 0)
+            sh.warp_segment[k & 1][warp] = warp_total;
+        dl_tile_sync<true, S::warps>();
+        const V inclusive = dl_warp_inclusive_scan<V, VOp>(lane < S::warps ? sh.warp_segment[k & 1][lane]
+                                                                            : VOp::identity());
+        const V before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
+        const T prefix = dl_stage_header(sh.slot_prefix[q]);
+        const T warp_prefix = warp == 0 ? prefix : before.heads ? before.value : Op()(prefix, before.value);
+        dl_segment_finish<T, T, Op, true>(p, tile, v, heads, init, row_prefix, warp_prefix, true, lo, hi);
+    }
+}
+
+template <typename T, typename BY, typename Op, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
+    dl_segment_persistent_kernel(const dl_segment_params p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using S = dl_segment_shape<T>;
+    using G = dl_segment_stage<T, BY>;
+    using SHARED = dl_segment_shared_for<T, BY, LEFT_FOLD>;
+    extern __shared__ __align__(128) unsigned char stages[];
+    __shared__ SHARED sh;
+    static_assert(dl_ring_fits<SHARED>(G::bytes), "blocks per SM");
+    const uint32_t tiles = (uint32_t)((p.scan.n + S::tile_items - 1) / S::tile_items);
+    const int warp = threadIdx.x / 32;
+    const dl_probe probe(p.scan.control);
+    if (threadIdx.x < SHARED::stages) {
+        sh.stage_segment[threadIdx.x] = 0; /* the producer's first search: from offset 0, tile 0 */
+        sh.stage_tile[threadIdx.x] = 0;
+    }
+    if (threadIdx.x == 0)
+        for (int q = 0; q < SHARED::slots; ++q) {
+            dl_mbar_init(&sh.valued[q], 1);
+            dl_mbar_init(&sh.prefixed[q], 1);
+        }
+    /* `empty`: the compute warps and the reducer; `reduced`: the reducer */
+    dl_ring_init(sh, (S::warps + 1) * G::arriving_lanes, G::arriving_lanes);
+    dl_grid_dependency();
+    if (warp == S::warps)
+        dl_persistent_produce(p.scan.control, probe, sh, tiles,
+                              dl_segment_fill<T, BY, SHARED>{p, stages, sh});
+    else if (warp == S::warps + 1)
+        dl_segment_reduce<T, BY, Op>(p, probe, sh, stages, tiles);
+    else if (warp == S::warps + 2)
+        dl_segment_look_back<T, Op, LEFT_FOLD>(p, probe, sh, tiles);
+    else
+        dl_segment_compute<T, BY, Op>(p, sh, stages, tiles);
+    __syncthreads();
+    dl_epoch_finish(p.scan.control, sh.epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
+#endif
+}
+
+/* ---------------------------------------------------------------- launcher */
+
+template <typename A, typename B> struct dl_same {
+    static constexpr bool value = false;
+};
+template <typename A> struct dl_same<A, A> {
+    static constexpr bool value = true;
+};
+
+/* The persistent kernel for segments BY, tree or left fold. */
+template <typename T, typename BY, typename Op>
+static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, uint64_t tiles,
+                                        cudaStream_t stream)
+{
+    constexpr bool fold_matters = dl_fold_order_matters<T, Op>::value;
+    const uint64_t blocks = tiles < p->scan.persistent_blocks ? tiles : p->scan.persistent_blocks;
+    const size_t stage_bytes = (size_t)dl_segment_stage<T, BY>::stages * dl_segment_stage<T, BY>::bytes;
+    return dl_launch(fold ? dl_segment_persistent_kernel<T, BY, Op, fold_matters>
+                          : dl_segment_persistent_kernel<T, BY, Op, false>,
+                     *p, dim3((unsigned)blocks), dim3(DL_SEGMENT_PERSISTENT_THREADS), stage_bytes,
+                     p->scan.dependent_launch, stream);
+}
+
+/* Persistent where the GPU, the types (32- and 64-bit items into their own type), the keys (4 or
+ * 8 bytes, or offsets), the alignment and the size allow (as for scans: more tiles than half
+ * the grid); else one block per tile. */
+struct dl_segment_launcher {
+    template <typename IN, typename T, typename OUT, typename Op>
+    static int run(const dl_segment_params *p, int left_fold, cudaStream_t stream)
+    {
+        using S = dl_segment_shape<T>;
+        constexpr bool fold_matters = dl_fold_order_matters<T, Op>::value;
+        const bool fold = left_fold && fold_matters;
+        const uint64_t tiles = (p->scan.n + S::tile_items - 1) / S::tile_items;
+        if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value) {
+            const bool aligned = ((uintptr_t)p->scan.in | (uintptr_t)p->scan.out | (uintptr_t)p->keys |
+                                  (uintptr_t)p->offsets) % 16 == 0;
+            if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_min_tiles / 2) {
+                if (p->offsets)
+                    return dl_segment_launch_persistent<T, dl_by_offsets, Op>(p, fold, tiles, stream);
+                if (p->key_size == 4)
+                    return dl_segment_launch_persistent<T, uint32_t, Op>(p, fold, tiles, stream);
+                if (p->key_size == 8)
+                    return dl_segment_launch_persistent<T, uint64_t, Op>(p, fold, tiles, stream);
+            }
+        }
+        return dl_launch(fold ? dl_segment_kernel<IN, T, OUT, Op, fold_matters>
+                              : dl_segment_kernel<IN, T, OUT, Op, false>,
+                         *p, dim3((unsigned)tiles), dim3(S::threads), 0, p->scan.dependent_launch, stream);
+    }
+};
+
+/* Lets a persistent kernel use the shared memory its stages need. */
+template <typename T, typename BY, typename Op, bool LEFT_FOLD> static int dl_segment_prepare_one(void)
+{
+    return (int)cudaFuncSetAttribute(dl_segment_persistent_kernel<T, BY, Op, LEFT_FOLD>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      dl_segment_stage<T, BY>::stages * dl_segment_stage<T, BY>::bytes);
+}
+
+struct dl_segment_preparer {
+    template <typename IN, typename T, typename OUT, typename Op> static int run(int unused)
+    {
+        (void)unused;
+        if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value) {
+            constexpr bool fold = dl_fold_order_matters<T, Op>::value;
+            int error = dl_segment_prepare_one<T, dl_by_offsets, Op, false>();
+            if (!error) error = dl_segment_prepare_one<T, uint32_t, Op, false>();
+            if (!error) error = dl_segment_prepare_one<T, uint64_t, Op, false>();
+            if constexpr (fold) {
+                if (!error) error = dl_segment_prepare_one<T, dl_by_offsets, Op, true>();
+                if (!error) error = dl_segment_prepare_one<T, uint32_t, Op, true>();
+                if (!error) error = dl_segment_prepare_one<T, uint64_t, Op, true>();
+            }
+            return error;
+        }
+        return (int)cudaSuccess;
+    }
+};
+
+extern "C" int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
+                                     dlscan_op op, int left_fold, cudaStream_t stream)
+{
+    if (params->scan.n == 0)
+        return (int)cudaSuccess;
+    const int error = dl_dispatch_pair<dl_segment_launcher>(in_type, type, op, params, left_fold, stream);
+    return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
+}
+
+extern "C" int dl_gpu_segment_prepare(void)
+{
+    /* The persistent kernels: the six 32- and 64-bit types into themselves. */
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
+        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
+            const int error = dl_dispatch_pair<dl_segment_preparer>((dlscan_type)type, (dlscan_type)type,
+                                                                    (dlscan_op)op, 0);
+            if (error != (int)cudaSuccess)
+                return error;
+        }
+    return (int)cudaSuccess;
+}
+
+extern "C" size_t dl_gpu_segment_tile_items(dlscan_type type)
+{
+    switch (type) {
+    case DLSCAN_INT32:
+    case DLSCAN_UINT32:
+    case DLSCAN_FLOAT32: return dl_segment_shape<uint32_t>::tile_items;
+    case DLSCAN_INT64:
+    case DLSCAN_UINT64:
+    case DLSCAN_FLOAT64: return dl_segment_shape<uint64_t>::tile_items;
+    default: return 0; /* not an accumulator (dl_acc_type) */
+    }
+}
