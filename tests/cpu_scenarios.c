@@ -13,6 +13,7 @@
 #include "pair_check.h"
 #include "protocol.h"
 #include "scan_check.h"
+#include "segment_check.h"
 #include "testing.h"
 
 static void *host_alloc(size_t bytes, void *context)
@@ -265,5 +266,72 @@ void cpu_compaction(dlscan_type type)
     const compact_case by_key = {COMPACT_REDUCE_BY_KEY, type, DLSCAN_FLOAT64, DLSCAN_SUM, DLSCAN_LESS,
                                  PATTERN_RUNS_RANDOM, 4096, 40 * 4096 + 3, 1};
     compact_check_case(h, &host_memory, &by_key, &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_segmented_every_pair_and_operator(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    segment_check_every_output(h, &host_memory, in_type, test_max_n(1u << 18), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_segmented_keys_of_every_type(dlscan_type key_type)
+{
+    static const struct {
+        int threads;
+        size_t tile_items; /* 0: the default */
+        size_t max_n;
+    } handles[] = {{1, 16, 1u << 13}, {3, 1024, 1u << 18}, {0, 0, 1u << 20}};
+    uint64_t rng = test_seed();
+    for (size_t i = 0; i < sizeof handles / sizeof handles[0]; ++i) {
+        dlscan_handle_t h = handles[i].tile_items
+                                ? cpu_handle_tiles(handles[i].threads, handles[i].tile_items)
+                                : cpu_handle(handles[i].threads);
+        segment_check_keys(h, &host_memory, key_type, test_max_n(handles[i].max_n), &rng);
+        dlscan_destroy(h);
+    }
+}
+
+void cpu_segmented_lookback_outcomes(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(48, 1024);
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 200));
+    CHECK_OK(h, dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1));
+    size_t tile = 0;
+    dlscan_tile_items(h, DLSCAN_INT32, &tile);
+    const size_t n = 160 * tile + 5;
+    /* one segment over everything (look-backs end at P), segments of several tiles (at P or a
+     * head), of a few items (a head in every tile), with items in no segment */
+    static const segment_layout layouts[] = {SEGMENTS_ONE, SEGMENTS_OF_TILES, SEGMENTS_SHORT,
+                                             SEGMENTS_EMPTY};
+    for (int round = 0; round < 4; ++round) {
+        const dlscan_type type = round % 2 ? DLSCAN_INT64 : DLSCAN_INT32;
+        const segment_case c = {{type, type, DLSCAN_SUM, round >= 2, TEST_INIT_HOST, 0, round % 2, n,
+                                 TEST_VALUES_UNIFORM},
+                                round % 2 ? SEGMENT_OFFSETS : SEGMENT_KEYS,
+                                DLSCAN_UINT16,
+                                layouts[round]};
+        segment_check_case(h, &host_memory, &c, &rng);
+    }
+    dlscan_lookback_stats stats;
+    CHECK_OK(h, dlscan_get_lookback_stats(h, &stats));
+    TEST_LOG("segmented: lookbacks %llu, waits on X %llu, aggregates folded %llu, stops at P %llu, "
+             "windows slid %llu, waits for P %llu",
+             stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.stops_at_p,
+             stats.windows_slid, stats.waits_for_p);
+    CHECK(stats.waits_on_x > 0, "no segmented look-back waited on X");
+    CHECK(stats.aggregates_folded > 0, "no segmented look-back folded an A");
+    CHECK(stats.stops_at_p > 0, "no segmented look-back stopped at P");
+    dlscan_destroy(h);
+}
+
+void cpu_segmented_refusals(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(2);
+    segment_check_bad_input(h, &host_memory, NULL, &rng);
     dlscan_destroy(h);
 }

@@ -39,5 +39,15 @@ void cpu_dlscan_scan_refusals(void);
 void cpu_compaction(dlscan_type type);
 /* Bad arguments: the same statuses as on the GPU, nothing written. */
 void cpu_bad_input_is_refused_and_writes_nothing(void);
+/* Segmented scans (segment_check.h): every output type of in_type and every operator, by keys
+ * and by offsets in every layout, at the edge sizes (segment_check_every_output). */
+void cpu_segmented_every_pair_and_operator(dlscan_type in_type);
+/* Segmented scans by keys of key_type, on handles of 1, 3 and every core's threads with tiles
+ * of 16 items, 1024 and the default (segment_check_keys). */
+void cpu_segmented_keys_of_every_type(dlscan_type key_type);
+/* Random delays: segmented look-backs wait on X, fold A and stop at P or a segment head. */
+void cpu_segmented_lookback_outcomes(void);
+/* What segmented scans refuse (falling offsets, offsets past n, ...), nothing written. */
+void cpu_segmented_refusals(void);
 
 #endif /* DLSCAN_CPU_SCENARIOS_H */

@@ -13,7 +13,7 @@
 /* Values for the i-th size of a pair: uniform, near the top of the input type, narrow. A
  * float32 or float64 sum into its own type would overflow on values near the top, so those
  * take mixed magnitudes instead. */
-static test_values pair_values(dlscan_type in, dlscan_type out, int i)
+test_values pair_check_values(dlscan_type in, dlscan_type out, int i)
 {
     static const test_values cycle[] = {TEST_VALUES_UNIFORM, TEST_VALUES_HIGH, TEST_VALUES_NARROW};
     const test_values values = cycle[i % 3];
@@ -47,7 +47,7 @@ void pair_check_every_output(dlscan_handle_t h, const test_memory *m, dlscan_typ
                                          (i + exclusive) % 2,
                                          same_size && (i + op) % 2,
                                          sizes[i],
-                                         pair_values(in, out, i)};
+                                         pair_check_values(in, out, i)};
                     scan_check_pair_case(h, m, &c, rng);
                 }
     }
@@ -284,7 +284,7 @@ void pair_check_16_bit_float_specials(dlscan_handle_t h, const test_memory *m, u
 /* ---- Refusals ---- */
 
 /* Expects `status` to be `want`, with a message on the handle. */
-static void expect_refused(dlscan_handle_t h, dlscan_status status, dlscan_status want, const char *what)
+void test_expect_refused(dlscan_handle_t h, dlscan_status status, dlscan_status want, const char *what)
 {
     EXPECT(status == want, "%s: got %s, want %s", what, dlscan_status_string(status),
            dlscan_status_string(want));
@@ -292,7 +292,7 @@ static void expect_refused(dlscan_handle_t h, dlscan_status status, dlscan_statu
 }
 
 /* Expects `bytes` of device memory at p to hold the poison still. */
-static void expect_poisoned(const test_memory *m, const void *p, size_t bytes, const char *what)
+void test_expect_poisoned(const test_memory *m, const void *p, size_t bytes, const char *what)
 {
     unsigned char *after = malloc(bytes);
     CHECK(after, "host allocation failed");
@@ -335,9 +335,9 @@ static void check_every_pair_of_types(dlscan_handle_t h, const test_memory *m, u
             a.d_total = d_total;
             const dlscan_status status = dlscan_scan(h, &a, m->stream);
             if (!test_pair_supported(in, out)) {
-                expect_refused(h, status, DLSCAN_ERROR_TYPE_PAIR, what);
-                expect_poisoned(m, d_out, bytes, what);
-                expect_poisoned(m, d_total, 8, what);
+                test_expect_refused(h, status, DLSCAN_ERROR_TYPE_PAIR, what);
+                test_expect_poisoned(m, d_out, bytes, what);
+                test_expect_poisoned(m, d_total, 8, what);
                 continue;
             }
             EXPECT(status == DLSCAN_SUCCESS, "%s: %s (%s)", what, dlscan_status_string(status),
@@ -378,23 +378,24 @@ static void check_compaction_refuses_small_types(dlscan_handle_t h, const test_m
         const dlscan_type type = (dlscan_type)t;
         char what[64];
         snprintf(what, sizeof what, "compaction of %s", test_type_name(type));
-        expect_refused(h, dlscan_select_flagged(h, d_in, d_flags, d_out, d_count, n, type, s),
+        test_expect_refused(h, dlscan_select_flagged(h, d_in, d_flags, d_out, d_count, n, type, s),
                        DLSCAN_ERROR_INVALID_TYPE, what);
-        expect_refused(h, dlscan_select_if(h, d_in, d_out, d_count, n, type, DLSCAN_LESS, &operand, s),
+        test_expect_refused(h, dlscan_select_if(h, d_in, d_out, d_count, n, type, DLSCAN_LESS, &operand, s),
                        DLSCAN_ERROR_INVALID_TYPE, what);
-        expect_refused(h, dlscan_unique(h, d_in, d_out, d_count, n, type, s), DLSCAN_ERROR_INVALID_TYPE, what);
-        expect_refused(h, dlscan_run_length_encode(h, d_in, d_out, d_values, d_count, n, type, s),
+        test_expect_refused(h, dlscan_unique(h, d_in, d_out, d_count, n, type, s), DLSCAN_ERROR_INVALID_TYPE,
+                            what);
+        test_expect_refused(h, dlscan_run_length_encode(h, d_in, d_out, d_values, d_count, n, type, s),
                        DLSCAN_ERROR_INVALID_TYPE, what);
-        expect_refused(h, dlscan_reduce_by_key(h, d_in, d_in, d_out, d_values, d_count, n, type,
+        test_expect_refused(h, dlscan_reduce_by_key(h, d_in, d_in, d_out, d_values, d_count, n, type,
                                                DLSCAN_INT32, DLSCAN_SUM, s),
                        DLSCAN_ERROR_INVALID_TYPE, what);
-        expect_refused(h, dlscan_reduce_by_key(h, d_in, d_in, d_out, d_values, d_count, n, DLSCAN_INT32,
+        test_expect_refused(h, dlscan_reduce_by_key(h, d_in, d_in, d_out, d_values, d_count, n, DLSCAN_INT32,
                                                type, DLSCAN_SUM, s),
                        DLSCAN_ERROR_INVALID_TYPE, what);
     }
-    expect_poisoned(m, d_out, bytes, "refused compaction");
-    expect_poisoned(m, d_values, bytes, "refused compaction");
-    expect_poisoned(m, d_count, sizeof(size_t), "refused compaction");
+    test_expect_poisoned(m, d_out, bytes, "refused compaction");
+    test_expect_poisoned(m, d_values, bytes, "refused compaction");
+    test_expect_poisoned(m, d_count, sizeof(size_t), "refused compaction");
     m->release(d_in, m->context);
     m->release(d_out, m->context);
     m->release(d_values, m->context);
@@ -448,13 +449,13 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
     do {                                                                                          \
         a = good;                                                                                 \
         change;                                                                                   \
-        expect_refused(h, dlscan_scan(h, &a, s), want, #change);                                  \
+        test_expect_refused(h, dlscan_scan(h, &a, s), want, #change);                                  \
     } while (0)
-    expect_refused(h, dlscan_scan(h, NULL, s), DLSCAN_ERROR_INVALID_ARGUMENT, "args == NULL");
+    test_expect_refused(h, dlscan_scan(h, NULL, s), DLSCAN_ERROR_INVALID_ARGUMENT, "args == NULL");
     EXPECT(dlscan_scan(NULL, &good, s) == DLSCAN_ERROR_INVALID_HANDLE, "a NULL handle is refused");
     REFUSED(a.size = DLSCAN_SCAN_ARGS_SIZE_V1 - 1, DLSCAN_ERROR_INVALID_ARGUMENT);
     REFUSED(a.size = 0, DLSCAN_ERROR_INVALID_ARGUMENT);
-    expect_refused(h, dlscan_scan(h, &larger.args, s), DLSCAN_ERROR_NOT_SUPPORTED,
+    test_expect_refused(h, dlscan_scan(h, &larger.args, s), DLSCAN_ERROR_NOT_SUPPORTED,
                    "a later version's field set");
     REFUSED(a.exclusive = 2, DLSCAN_ERROR_INVALID_ARGUMENT);
     REFUSED(a.exclusive = -1, DLSCAN_ERROR_INVALID_ARGUMENT);
@@ -476,8 +477,8 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
         REFUSED(a.d_total = foreign, DLSCAN_ERROR_NOT_DEVICE_MEMORY);
     }
 #undef REFUSED
-    expect_poisoned(m, d_out, bytes, "a refused dlscan_scan");
-    expect_poisoned(m, d_total, 16, "a refused dlscan_scan");
+    test_expect_poisoned(m, d_out, bytes, "a refused dlscan_scan");
+    test_expect_poisoned(m, d_total, 16, "a refused dlscan_scan");
 
     /* What works: a larger struct whose later fields are zero, the first version's size, and
      * n == 0 (NULL items), which writes the init to d_total. */

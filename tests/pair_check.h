@@ -17,6 +17,17 @@
 void pair_check_every_output(dlscan_handle_t h, const test_memory *memory, dlscan_type in_type,
                              size_t max_n, uint64_t *rng);
 
+/* The values of the i-th size of in -> out in pair_check_every_output's cycle: uniform, near
+ * the top of the input type, narrow (mixed magnitudes where a float32 or float64 sum into its
+ * own type would overflow near the top). */
+test_values pair_check_values(dlscan_type in, dlscan_type out, int i);
+
+/* Expects `status` to be `want`, with a message on the handle (check.h's EXPECT). */
+void test_expect_refused(dlscan_handle_t h, dlscan_status status, dlscan_status want, const char *what);
+
+/* Expects `bytes` of the backend's memory at p to hold TEST_POISON_BYTE still. */
+void test_expect_poisoned(const test_memory *m, const void *p, size_t bytes, const char *what);
+
 /* Calls chained over chunks: one running out_type value at d_run is every call's d_init and
  * d_total, so that the chunks scan as one scan of all their items with the init the chain
  * starts from. Shared with the gpu suite's graph test, which captures test_chain_enqueue. */

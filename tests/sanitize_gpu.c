@@ -2,13 +2,15 @@
  * sanitize_gpu.c: the GPU suites' kernel coverage as one plain program, for
  * compute-sanitizer (memcheck, racecheck; tools/gpu-check's sanitizer step). Criterion runs
  * each test in a sandboxed child process that the sanitizer does not follow, so this drives
- * the same shared checks (scan_check.c, pair_check.c, compact_check.c) in a single process:
- * every 32- and 64-bit type and operator and every compaction call, one dlscan_scan chain
- * (uint8 into int32, d_init == d_total), then bad input. Built twice: sanitize_gpu on the
- * release library, with the default choice of kernel (few tiles one block each, more
- * persistent) and one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING),
- * with the persistent kernels forced at any size and pauses inside tiles. Sizes up to
- * DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
+ * the same shared checks (scan_check.c, pair_check.c, compact_check.c, segment_check.c) in a
+ * single process: every 32- and 64-bit type and operator and every compaction call, one
+ * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
+ * by offsets in every layout, uint8 keys over several pairs), then bad input (segmented: with
+ * offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
+ * library, with the default choice of kernel (few tiles one block each, more persistent) and
+ * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
+ * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans). Sizes
+ * up to DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
 
@@ -16,6 +18,7 @@
 #include "gpu_memory.h"
 #include "pair_check.h"
 #include "scan_check.h"
+#include "segment_check.h"
 #include "testing.h"
 
 int test_expect_failures;
@@ -46,7 +49,7 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + pauses + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + count + 2 * pauses + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
         for (int k = 0; k < count; ++k) {
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
@@ -60,15 +63,30 @@ int main(void)
                    ++step, names[type], kernels[k]);
             fflush(stdout);
         }
-    /* Pauses inside tiles: look-backs fold long windows (reduce-by-key's operator does not
-     * commute). */
-    if (pauses) {
+    /* Segmented scans: float64 by keys and by offsets in every layout, and uint8 keys (with
+     * int32, int64, float and 16-bit values) in every layout. */
+    for (int k = 0; k < count; ++k) {
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
         const int before = test_expect_failures;
+        segment_check_every_output(h, &m, DLSCAN_FLOAT64, max_n, &rng);
+        segment_check_keys(h, &m, DLSCAN_UINT8, max_n, &rng);
+        printf("%s %d - segmented scans, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+               ++step, kernels[k]);
+        fflush(stdout);
+    }
+    /* Pauses inside tiles: look-backs fold long windows (reduce-by-key's operator and the
+     * segmented one do not commute). */
+    if (pauses) {
+        int before = test_expect_failures;
         CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 10) == DLSCAN_SUCCESS, "option");
         compact_check_type(h, &m, DLSCAN_INT32, max_n, &rng);
-        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
         printf("%s %d - compaction with pauses in tiles\n", test_expect_failures == before ? "ok" : "not ok",
                ++step);
+        before = test_expect_failures;
+        segment_check_every_output(h, &m, DLSCAN_INT64, max_n, &rng);
+        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
+        printf("%s %d - segmented scans with pauses in tiles\n",
+               test_expect_failures == before ? "ok" : "not ok", ++step);
     }
     /* Exclusive uint8 sums into int32, chained over small chunks: each call reads the init
      * from the device and leaves the total at the same address. */
@@ -87,6 +105,7 @@ int main(void)
     const int before = test_expect_failures;
     scan_check_bad_input(h, &m, NULL);
     compact_check_bad_input(h, &m, NULL);
+    segment_check_bad_input(h, &m, NULL, &rng);
     printf("%s %d - bad input\n", test_expect_failures == before ? "ok" : "not ok", ++step);
     CUDA_OK(cudaStreamDestroy(stream));
     dlscan_destroy(h);

@@ -83,7 +83,7 @@ const char *test_type_name(dlscan_type type)
     return (int)type >= 0 && (int)type < TEST_TYPE_COUNT ? names[type] : NULL;
 }
 
-static int is_float(dlscan_type t)
+int test_type_is_float(dlscan_type t)
 {
     return t == DLSCAN_FLOAT32 || t == DLSCAN_FLOAT64 || t == DLSCAN_FLOAT16 || t == DLSCAN_BFLOAT16;
 }
@@ -100,9 +100,9 @@ int test_pair_supported(dlscan_type in, dlscan_type out)
     switch (out) {
     case DLSCAN_INT32:
     case DLSCAN_UINT32: /* from every integer type of 32 bits or fewer */
-        return !is_float(in) && test_type_size(in) <= 4;
+        return !test_type_is_float(in) && test_type_size(in) <= 4;
     case DLSCAN_INT64:
-    case DLSCAN_UINT64: return !is_float(in);
+    case DLSCAN_UINT64: return !test_type_is_float(in);
     case DLSCAN_FLOAT32: return in == DLSCAN_FLOAT16 || in == DLSCAN_BFLOAT16;
     case DLSCAN_FLOAT64: return in == DLSCAN_FLOAT32 || in == DLSCAN_INT32;
     default: return 0; /* nothing into the 8- and 16-bit types but themselves */
@@ -316,7 +316,7 @@ static uint64_t real_bits(long double x, dlscan_type t)
 
 uint64_t test_convert_item(dlscan_type in, dlscan_type out, const void *item)
 {
-    if (is_float(out))
+    if (test_type_is_float(out))
         return real_bits(real_at(item, 0, in), out);
     const uint64_t v = to_integer(integer_at(item, 0, in), out);
     return test_type_size(out) == 8 ? v : v & ((1ull << (8 * test_type_size(out))) - 1);
@@ -400,7 +400,7 @@ static long double sum_tolerance(const pair_case *c, size_t j, long double abs_s
                                  size_t extra_steps)
 {
     const int exact = (c->values == TEST_VALUES_UNIFORM || c->values == TEST_VALUES_NARROW) &&
-                      (is_float(c->in_type) || c->values == TEST_VALUES_NARROW);
+                      (test_type_is_float(c->in_type) || c->values == TEST_VALUES_NARROW);
     if (exact)
         return 1.0L / 1024;
     const int wide = c->out_type == DLSCAN_FLOAT64;
@@ -480,7 +480,7 @@ int scan_check_pair_output(const pair_case *c, size_t tile, size_t extra_steps, 
                            const void *init, const void *out, const void *total, char *message,
                            size_t message_size)
 {
-    const int ok = is_float(c->out_type)
+    const int ok = test_type_is_float(c->out_type)
                        ? check_floats(c, tile, extra_steps, in, init, out, total, message, message_size)
                        : check_integers(c, in, init, out, total, message, message_size);
     if (!ok || !total || c->exclusive || c->n == 0)
@@ -489,9 +489,9 @@ int scan_check_pair_output(const pair_case *c, size_t tile, size_t extra_steps, 
     const size_t size = test_type_size(c->out_type);
     const void *last = (const unsigned char *)out + (c->n - 1) * size;
     const int same = memcmp(total, last, size) == 0 ||
-                     (is_float(c->out_type) && (real_at(total, 0, c->out_type) == real_at(last, 0, c->out_type) ||
-                                                (isnan(real_at(total, 0, c->out_type)) &&
-                                                 isnan(real_at(last, 0, c->out_type)))));
+                     (test_type_is_float(c->out_type) &&
+                      (real_at(total, 0, c->out_type) == real_at(last, 0, c->out_type) ||
+                       (isnan(real_at(total, 0, c->out_type)) && isnan(real_at(last, 0, c->out_type)))));
     if (!same)
         snprintf(message, message_size, "the total differs from the last item of the inclusive scan");
     return same;

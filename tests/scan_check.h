@@ -98,6 +98,9 @@ int test_edge_sizes(size_t tile, size_t max_n, uint64_t *rng, size_t sizes[64]);
 size_t test_type_size(dlscan_type type);
 const char *test_type_name(dlscan_type type);
 
+/* Is `type` one of the four float types (float16, bfloat16, float32, float64)? */
+int test_type_is_float(dlscan_type type);
+
 /* Does dlscan scan items of `in` into `out`? The list of dlscan.h, written out apart from the
  * library's. */
 int test_pair_supported(dlscan_type in, dlscan_type out);
@@ -140,7 +143,7 @@ int scan_check_output(const scan_case *c, const void *in, const void *init, cons
  * device, as c->init says), total NULL or the out_type value the call left at d_total
  * (which, for an inclusive scan, must equal out[n-1]). `tile` is the handle's tile for
  * out_type (dlscan_tile_items), `extra_steps` the additions a chain of calls puts on the
- * fold (float tolerance). */
+ * fold, or a segment's first item's place in its tile (segment_check.c) (float tolerance). */
 int scan_check_pair_output(const pair_case *c, size_t tile, size_t extra_steps, const void *in,
                            const void *init, const void *out, const void *total, char *message,
                            size_t message_size);

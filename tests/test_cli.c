@@ -4,7 +4,9 @@
  * every operator, in small chunks so that the carry crosses chunk edges, --init, standard
  * input and output, in place); --out-type (pairs into wider types, chunked and not, 8- and
  * 16-bit types into themselves, the pairs the library refuses); float16 and bfloat16 in text;
- * and every error case: the exit status, the one line on stderr, and no output file (nor
+ * segmented scans (--keys, --key-type and --offsets against a sequential reference, chunked
+ * output byte for byte the unchunked one, items in no segment, empty segments, bad keys and
+ * offsets); and every error case: the exit status, the one line on stderr, and no output file (nor
  * temporary file) left behind. Then what a hostile test
  * found (issue 25): signals that leave temporary files, FIFOs, devices and symbolic links
  * as OUT, read-only files, negative unsigned numbers after white space, long numbers; and
@@ -70,12 +72,13 @@ static void remove_work_dir(void)
 
 TestSuite(cli, .init = make_work_dir, .fini = remove_work_dir, .timeout = 120);
 
-/* A path in the work directory. Four rotating buffers, so a call can take several. */
+/* A path in the work directory. Eight rotating buffers, so a call can take several (up to
+ * six: running the command takes two). */
 static const char *in_work(const char *name)
 {
-    static char paths[4][512];
+    static char paths[8][512];
     static int next;
-    char *p = paths[next++ % 4];
+    char *p = paths[next++ % 8];
     snprintf(p, 512, "%s/%s", work_dir, name);
     return p;
 }
@@ -964,6 +967,505 @@ Test(cli, bench_on_the_cpu_prints_the_table_and_writes_csv)
     cli_run_free(&r);
 }
 
+/* ---------------------------------------------------------------- segmented scans */
+
+/* The segmented scan as the command documents it: segment k is the items offsets[k] ..
+ * offsets[k+1] - 1, each scanned as reference_scan scans (from init, or the identity); the
+ * items in no segment are the input, converted to the output type. */
+static void reference_segmented_scan(const type_case *in_t, const type_case *out_t, dlscan_op op,
+                                     int exclusive, const value *init, const value *in,
+                                     value *out, size_t n, const size_t *offsets,
+                                     size_t num_segments)
+{
+    for (size_t i = 0; i < n; ++i)
+        out[i] = convert(in[i], in_t->type, out_t->type);
+    for (size_t k = 0; k < num_segments; ++k)
+        reference_scan(in_t, out_t, op, exclusive, init, in + offsets[k], out + offsets[k],
+                       offsets[k + 1] - offsets[k]);
+}
+
+/* The runs of equal keys (bit for bit) as offsets: returns the number of runs. */
+static size_t runs_of(const type_case *key_t, const value *keys, size_t n, size_t *offsets)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (i == 0 || memcmp(&keys[i], &keys[i - 1], key_t->size) != 0)
+            offsets[runs++] = i;
+    offsets[runs] = n;
+    return runs;
+}
+
+#define SEGMENT_ITEMS 500
+
+/* n keys in runs of 1 to 40 items, the sixth run 150 items (longer than a chunk of 7 or
+ * 64): one random key each, which may equal the one before (the runs then merge, as
+ * runs_of finds). */
+static void make_keys(const type_case *key_t, value *keys, size_t n, uint64_t *rng)
+{
+    for (size_t i = 0, run = 0; i < n; ++run) {
+        const value key = random_value(key_t->type, rng);
+        const size_t length = run == 5 ? 150 : 1 + next_random(rng) % 40;
+        for (size_t k = 0; k < length && i < n; ++k)
+            keys[i++] = key;
+    }
+}
+
+/* Offsets from `start` to `end` (<= n): an empty segment at the start, the middle (the
+ * tenth) and the end, the sixth segment 150 items long, the others 0 to 40. Returns
+ * num_segments. */
+static size_t make_offsets(size_t start, size_t end, size_t *offsets, uint64_t *rng)
+{
+    size_t k = 0, at = start;
+    offsets[k++] = start;
+    offsets[k++] = start;
+    while (at < end) {
+        size_t length = k == 6 ? 150 : k == 10 ? 0 : next_random(rng) % 41;
+        if (length > end - at)
+            length = end - at;
+        at += length;
+        offsets[k++] = at;
+    }
+    offsets[k++] = end;
+    return k - 1;
+}
+
+/* Offsets as a file: raw uint64 values or one number per line. */
+static void write_offsets(const char *path, const size_t *offsets, size_t count, int text)
+{
+    char *data = malloc(count * 24 + 1);
+    size_t size = 0;
+    for (size_t k = 0; k < count; ++k) {
+        if (text) {
+            size += (size_t)sprintf(data + size, "%zu\n", offsets[k]);
+        } else {
+            const uint64_t v = offsets[k];
+            memcpy(data + size, &v, 8);
+            size += 8;
+        }
+    }
+    write_file(path, data, size);
+    free(data);
+}
+
+/* IN, the keys and the offsets in both formats, in the work directory. */
+static void write_segment_files(const type_case *t, const value *in, const type_case *key_t,
+                                const value *keys, size_t n, const size_t *offsets,
+                                size_t num_segments)
+{
+    size_t size;
+    char *binary = to_binary(t, in, n), *text = to_text(t, in, n, &size);
+    write_file(in_work("in.bin"), binary, n * t->size);
+    write_file(in_work("in.txt"), text, size);
+    free(binary);
+    free(text);
+    if (keys) {
+        binary = to_binary(key_t, keys, n);
+        text = to_text(key_t, keys, n, &size);
+        write_file(in_work("keys.bin"), binary, n * key_t->size);
+        write_file(in_work("keys.txt"), text, size);
+        free(binary);
+        free(text);
+    }
+    if (offsets) {
+        write_offsets(in_work("offsets.bin"), offsets, num_segments + 1, 0);
+        write_offsets(in_work("offsets.txt"), offsets, num_segments + 1, 1);
+    }
+}
+
+ParameterizedTestParameters(cli, segmented_round_trips)
+{
+    static int type_indices[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    return cr_make_param_array(int, type_indices, sizeof type_indices / sizeof type_indices[0]);
+}
+
+/* --keys (of --type, or of another --key-type) and --offsets (items in no segment before
+ * and after them, empty segments), binary and text, inclusive and exclusive, every
+ * operator, in chunks of 7 (a segment of 150 items crosses many) and in one chunk. */
+ParameterizedTest(int *type_index, cli, segmented_round_trips)
+{
+    const type_case *t = &every_type[*type_index];
+    const type_case *key_t = *type_index % 3 == 0 ? t : &every_type[(*type_index + 5) % 12];
+    const size_t n = SEGMENT_ITEMS;
+    uint64_t rng = 0x5e9 + (uint64_t)t->type;
+    value in[SEGMENT_ITEMS], keys[SEGMENT_ITEMS], expected[SEGMENT_ITEMS];
+    size_t offsets[SEGMENT_ITEMS + 8], runs[SEGMENT_ITEMS + 1];
+    for (size_t i = 0; i < n; ++i)
+        in[i] = random_value(t->type, &rng);
+    make_keys(key_t, keys, n, &rng);
+    const size_t num_segments = make_offsets(3, n - 5, offsets, &rng);
+    const size_t num_runs = runs_of(key_t, keys, n, runs);
+    write_segment_files(t, in, key_t, keys, n, offsets, num_segments);
+    for (int by_keys = 0; by_keys < 2; ++by_keys)
+        for (int text = 0; text < 2; ++text)
+            for (int exclusive = 0; exclusive < 2; ++exclusive)
+                for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op)
+                    for (int chunked = 0; chunked < 2; ++chunked) {
+                        char segments[32];
+                        snprintf(segments, sizeof segments, "%s.%s", by_keys ? "keys" : "offsets",
+                                 text ? "txt" : "bin");
+                        const int key_type = by_keys && key_t != t;
+                        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", t->name, "--op",
+                                            op_names[op], by_keys ? "--keys" : "--offsets",
+                                            in_work(segments), key_type ? "--key-type" : "-q",
+                                            key_type ? key_t->name : "-q",
+                                            exclusive ? "--exclusive" : "-q", "--format",
+                                            text ? "text" : "binary", "--chunk-items",
+                                            chunked ? "7" : "500",
+                                            in_work(text ? "in.txt" : "in.bin"), in_work("out"));
+                        char what[160];
+                        snprintf(what, sizeof what, "%s %s %s by %s (%s), %s, %s", t->name,
+                                 exclusive ? "exclusive" : "inclusive", op_names[op],
+                                 by_keys ? "keys" : "offsets", by_keys ? key_t->name : "uint64",
+                                 text ? "text" : "binary", chunked ? "chunks of 7" : "one chunk");
+                        cr_assert_eq(r.status, 0, "%s: exit status %d: %s", what, r.status, r.err);
+                        cr_assert_str_eq(r.err, "", "%s: stderr: %s", what, r.err);
+                        reference_segmented_scan(t, t, (dlscan_op)op, exclusive, NULL, in,
+                                                 expected, n, by_keys ? runs : offsets,
+                                                 by_keys ? num_runs : num_segments);
+                        size_t size;
+                        char *got = read_file(in_work("out"), &size);
+                        cr_assert(got, "%s: no output file", what);
+                        expect_values(t, text, got, size, expected, n, what);
+                        free(got);
+                        cli_run_free(&r);
+                        unlink(in_work("out"));
+                    }
+}
+
+/* --init starts every segment: an exclusive scan writes it at each segment's first item. */
+Test(cli, segments_start_from_init)
+{
+    static const type_case *const types[] = {TYPE(INT64), TYPE(FLOAT64), TYPE(INT8),
+                                             TYPE(FLOAT16)};
+    const size_t n = 200;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; ++k) {
+        const type_case *t = types[k];
+        uint64_t rng = 99 + k;
+        value in[200], keys[200], expected[200], init;
+        size_t offsets[208], runs[201];
+        for (size_t i = 0; i < n; ++i)
+            in[i] = random_value(t->type, &rng);
+        make_keys(TYPE(UINT16), keys, n, &rng);
+        const size_t num_segments = make_offsets(0, n, offsets, &rng);
+        const size_t num_runs = runs_of(TYPE(UINT16), keys, n, runs);
+        write_segment_files(t, in, TYPE(UINT16), keys, n, offsets, num_segments);
+        for (int by_keys = 0; by_keys < 2; ++by_keys)
+            for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op)
+                for (int exclusive = 0; exclusive < 2; ++exclusive)
+                    for (int chunked = 0; chunked < 2; ++chunked) {
+                        init = random_value(t->type, &rng);
+                        char init_text[32];
+                        format_value(t, init, init_text, sizeof init_text);
+                        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", t->name, "--op",
+                                            op_names[op], "--init", init_text,
+                                            by_keys ? "--keys" : "--offsets",
+                                            in_work(by_keys ? "keys.bin" : "offsets.bin"),
+                                            by_keys ? "--key-type" : "-q",
+                                            by_keys ? "uint16" : "-q",
+                                            exclusive ? "--exclusive" : "-q", "--chunk-items",
+                                            chunked ? "5" : "200", in_work("in.bin"),
+                                            in_work("out.bin"));
+                        expect_success(&r);
+                        reference_segmented_scan(t, t, (dlscan_op)op, exclusive, &init, in,
+                                                 expected, n, by_keys ? runs : offsets,
+                                                 by_keys ? num_runs : num_segments);
+                        size_t size;
+                        char *got = read_file(in_work("out.bin"), &size);
+                        char what[96];
+                        snprintf(what, sizeof what, "%s %s %s by %s from --init %s", t->name,
+                                 exclusive ? "exclusive" : "inclusive", op_names[op],
+                                 by_keys ? "keys" : "offsets", init_text);
+                        expect_values(t, 0, got, size, expected, n, what);
+                        free(got);
+                        cli_run_free(&r);
+                    }
+    }
+}
+
+/* Chunks of any size, from 1 item to more than the input, give what one chunk gives, byte
+ * for byte: segments that end at a chunk's edge, one before and one after it, and segments
+ * longer than a chunk. */
+Test(cli, chunked_segmented_output_equals_unchunked)
+{
+    static const char *const chunks[] = {"1", "2", "3", "5", "7", "8", "64", "149", "150", "151",
+                                         "499", "500", "1000"};
+    const type_case *t = TYPE(INT32);
+    const size_t n = SEGMENT_ITEMS;
+    uint64_t rng = 4242;
+    value in[SEGMENT_ITEMS], keys[SEGMENT_ITEMS];
+    size_t offsets[SEGMENT_ITEMS + 8];
+    for (size_t i = 0; i < n; ++i)
+        in[i] = random_value(t->type, &rng);
+    make_keys(TYPE(INT64), keys, n, &rng);
+    const size_t num_segments = make_offsets(1, n - 1, offsets, &rng);
+    write_segment_files(t, in, TYPE(INT64), keys, n, offsets, num_segments);
+    for (int by_keys = 0; by_keys < 2; ++by_keys)
+        for (int exclusive = 0; exclusive < 2; ++exclusive) {
+            char *whole = NULL;
+            size_t whole_size = 0;
+            for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; ++c) {
+                cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                                    by_keys ? "--keys" : "--offsets",
+                                    in_work(by_keys ? "keys.bin" : "offsets.bin"),
+                                    by_keys ? "--key-type" : "-q", by_keys ? "int64" : "-q",
+                                    exclusive ? "--exclusive" : "-q", "--chunk-items", chunks[c],
+                                    in_work("in.bin"), "-");
+                expect_success(&r);
+                if (!whole) {
+                    whole = r.out, whole_size = r.out_size;
+                    r.out = NULL;
+                } else {
+                    cr_assert(r.out_size == whole_size && memcmp(r.out, whole, whole_size) == 0,
+                              "by %s, %s: chunks of %s differ from one chunk",
+                              by_keys ? "keys" : "offsets", exclusive ? "exclusive" : "inclusive",
+                              chunks[c]);
+                }
+                cli_run_free(&r);
+            }
+            free(whole);
+        }
+}
+
+/* Offsets that leave items in no segment (they are the input, converted to the output
+ * type), empty segments anywhere, no segments at all; the text of each result. */
+Test(cli, offsets_at_the_edges)
+{
+    static const struct {
+        const char *offsets, *options, *out;
+    } cases[] = {
+        {"0\n6\n", "-q", "1\n3\n6\n10\n15\n21\n"},
+        {"6\n", "-q", "1\n2\n3\n4\n5\n6\n"},
+        {"0\n", "--exclusive", "1\n2\n3\n4\n5\n6\n"},
+        {"2\n2\n4\n4\n", "-q", "1\n2\n3\n7\n5\n6\n"},
+        {"0\n0\n1\n1\n6\n6\n", "-q", "1\n2\n5\n9\n14\n20\n"},
+        {"1\n3\n6\n", "--exclusive", "1\n10\n12\n10\n14\n19\n"}, /* --init 10 */
+        {"0\n1\n2\n3\n4\n5\n6\n", "--exclusive", "10\n10\n10\n10\n10\n10\n"},
+        {"3\n6\n", "-q", "1\n2\n3\n4\n9\n15\n"},
+    };
+    write_file(in_work("in.txt"), "1\n2\n3\n4\n5\n6\n", 12);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (int chunk = 1; chunk <= 7; chunk += 2) {
+            write_file(in_work("offsets.txt"), cases[c].offsets, strlen(cases[c].offsets));
+            char chunk_text[8];
+            snprintf(chunk_text, sizeof chunk_text, "%d", chunk);
+            const int exclusive = strcmp(cases[c].options, "--exclusive") == 0;
+            cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                                "--format", "text", "--offsets", in_work("offsets.txt"),
+                                cases[c].options, exclusive ? "--init" : "-q",
+                                exclusive ? "10" : "-q",
+                                "--chunk-items", chunk_text, in_work("in.txt"), "-");
+            expect_success(&r);
+            cr_assert_str_eq(r.out, cases[c].out, "offsets %s, chunks of %d", cases[c].offsets,
+                             chunk);
+            cli_run_free(&r);
+        }
+
+    /* No values: the offsets are all 0, or there are no keys; the output is empty. */
+    write_file(in_work("empty"), "", 0);
+    write_file(in_work("zeros.txt"), "0\n0\n", 4);
+    for (int by_keys = 0; by_keys < 2; ++by_keys) {
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                            "--format", "text", by_keys ? "--keys" : "--offsets",
+                            in_work(by_keys ? "empty" : "zeros.txt"), in_work("empty"),
+                            in_work("out.txt"));
+        expect_success(&r);
+        size_t size;
+        char *got = read_file(in_work("out.txt"), &size);
+        cr_assert(got && size == 0, "by %s: not an empty output", by_keys ? "keys" : "offsets");
+        free(got);
+        cli_run_free(&r);
+    }
+}
+
+/* Items in no segment are IN's, converted as the scan converts items: int8 -1 into uint32 is
+ * 4294967295; a float16 scan into itself keeps their bits, NaN payloads included. */
+Test(cli, items_in_no_segment_are_the_input_converted)
+{
+    const int8_t small[] = {-1, -2, 3, 4, 5, -6, -7, 8};
+    write_file(in_work("in.bin"), small, sizeof small);
+    write_offsets(in_work("offsets.bin"), (const size_t[]){2, 5}, 2, 0);
+    for (int chunk = 1; chunk <= 9; chunk += 4) {
+        char chunk_text[8];
+        snprintf(chunk_text, sizeof chunk_text, "%d", chunk);
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int8", "--out-type", "uint32",
+                            "--op", "max", "--offsets", in_work("offsets.bin"), "--chunk-items",
+                            chunk_text, in_work("in.bin"), "-");
+        expect_success(&r);
+        const uint32_t expected[] = {4294967295u, 4294967294u, 3, 4, 5, 4294967290u,
+                                     4294967289u, 8};
+        cr_assert(r.out_size == sizeof expected && memcmp(r.out, expected, sizeof expected) == 0,
+                  "int8 into uint32, chunks of %d", chunk);
+        cli_run_free(&r);
+    }
+
+    /* float16: a signalling NaN and -0 outside, 2048 + 1 + 1 inside (rounded at each output) */
+    const uint16_t halves[] = {0x7c01, 0x6800, 0x3c00, 0x3c00, 0x8000, 0xfe01};
+    write_file(in_work("in.bin"), halves, sizeof halves);
+    write_offsets(in_work("offsets.bin"), (const size_t[]){1, 4}, 2, 0);
+    for (int chunk = 1; chunk <= 9; chunk += 4) {
+        char chunk_text[8];
+        snprintf(chunk_text, sizeof chunk_text, "%d", chunk);
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float16", "--op", "sum",
+                            "--offsets", in_work("offsets.bin"), "--chunk-items", chunk_text,
+                            in_work("in.bin"), "-");
+        expect_success(&r);
+        const uint16_t expected[] = {0x7c01, 0x6800, 0x6800, 0x6801, 0x8000, 0xfe01}; /* 2050 */
+        cr_assert(r.out_size == sizeof expected && memcmp(r.out, expected, sizeof expected) == 0,
+                  "float16, chunks of %d", chunk);
+        cli_run_free(&r);
+    }
+}
+
+/* Keys compare bit for bit: float -0 is not 0, a NaN equals a NaN of the same bits. Keys can
+ * come from standard input while IN is a file. */
+Test(cli, keys_compare_bit_for_bit)
+{
+    write_file(in_work("in.txt"), "1\n1\n1\n1\n1\n1\n", 12);
+    const char keys[] = "0\n-0\n-0\n0\nnan\nnan\n";
+    write_file(in_work("keys.txt"), keys, sizeof keys - 1);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--key-type", "float32",
+                        "--op", "sum", "--format", "text", "--keys", in_work("keys.txt"),
+                        in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "1\n1\n2\n1\n1\n2\n");
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT("7\n7\n8\n7\n7\n7\n", 12, "scan", "--backend", "cpu", "--type",
+                           "int32", "--op", "sum", "--format", "text", "--chunk-items", "2",
+                           "--keys", "-", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "1\n2\n1\n1\n2\n3\n");
+    cli_run_free(&r);
+}
+
+/* Bad keys or offsets, or options that do not go together: exit status 1, the message, and
+ * no output (an existing OUT kept as it was). Binary files of known size are checked before
+ * any work; text, and IN through a pipe, where the end shows it. */
+Test(cli, segment_errors_write_nothing)
+{
+    const int32_t four[] = {1, 2, 3, 4}, three[] = {1, 1, 2}, five[] = {1, 1, 2, 2, 3};
+    write_file(in_work("in.bin"), four, sizeof four);
+    write_file(in_work("in.txt"), "1\n2\n3\n4\n", 8);
+    write_file(in_work("keys3.bin"), three, sizeof three);
+    write_file(in_work("keys5.bin"), five, sizeof five);
+    write_file(in_work("keys6b.bin"), five, 6);
+    write_file(in_work("keys3.txt"), "1\n1\n2\n", 6);
+    write_file(in_work("keys5.txt"), "1\n1\n2\n2\n3\n", 10);
+    write_file(in_work("keysbad.txt"), "1\nx\n", 4);
+    write_file(in_work("keys300.txt"), "1\n300\n1\n1\n", 11);
+    write_file(in_work("fall.txt"), "0\n3\n2\n4\n", 8);
+    write_file(in_work("past.txt"), "0\n2\n5\n", 6);
+    write_file(in_work("empty"), "", 0);
+    write_file(in_work("negative.txt"), "-1\n", 3);
+    write_file(in_work("offsets12.bin"), "\0\0\0\0\0\0\0\0\4\0\0\0", 12);
+    write_offsets(in_work("past.bin"), (const size_t[]){0, 5}, 2, 0);
+    write_offsets(in_work("fall.bin"), (const size_t[]){1, 0}, 2, 0);
+    static const struct {
+        const char *args[10];
+        int text;
+        const char *message;
+    } cases[] = {
+        {{"--keys", "keys3.bin", "--offsets", "past.bin"}, 0,
+         "--keys and --offsets exclude each other"},
+        {{"--offsets", "past.bin", "--keys", "keys3.bin"}, 0,
+         "--keys and --offsets exclude each other"},
+        {{"--key-type", "int32"}, 0, "--key-type is the type of --keys' file; there is no --keys"},
+        {{"--offsets", "past.bin", "--key-type", "int32"}, 0, "--key-type is the type of --keys'"},
+        {{"--keys", "keys3.bin", "--key-type", "int128"}, 0,
+         "unknown type 'int128' for --key-type"},
+        {{"--keys", "no-such-file"}, 0, "cannot open"},
+        {{"--offsets", "no-such-file"}, 0, "cannot open"},
+        {{"--keys", "keys3.bin"}, 0, "keys3.bin has 3 keys, fewer than the 4 values in"},
+        {{"--keys", "keys5.bin"}, 0, "keys5.bin has 5 keys, more than the 4 values in"},
+        {{"--keys", "keys6b.bin"}, 0,
+         "truncated binary input: 6 bytes is not a whole number of int32"},
+        {{"--keys", "keys5.bin", "--key-type", "int64"}, 0, "truncated binary input: 20 bytes"},
+        {{"--keys", "keys3.txt", "--chunk-items", "1"}, 1,
+         "keys3.txt has 3 keys, fewer than the values in"},
+        {{"--keys", "keys3.txt"}, 1, "keys3.txt has 3 keys, fewer than the values in"},
+        {{"--keys", "keys5.txt", "--chunk-items", "3"}, 1,
+         "keys5.txt has more keys than the 4 values in"},
+        {{"--keys", "keysbad.txt"}, 1, "keysbad.txt: line 2: 'x' is not a number of type int32"},
+        {{"--keys", "keys300.txt", "--key-type", "int8"}, 1,
+         "line 2: 300 is out of range for int8"},
+        {{"--offsets", "fall.txt"}, 1,
+         "offsets[2] = 2 is less than offsets[1] = 3; offsets may not fall"},
+        {{"--offsets", "fall.bin"}, 0, "offsets[1] = 0 is less than offsets[0] = 1"},
+        {{"--offsets", "past.txt", "--chunk-items", "1"}, 1, "offsets[2] = 5 is past the end of"},
+        {{"--offsets", "past.txt"}, 1, "offsets[2] = 5 is past the end of"},
+        {{"--offsets", "past.bin"}, 0, "offsets[1] = 5 is past the end of"},
+        {{"--offsets", "empty"}, 0, "has no offsets"},
+        {{"--offsets", "empty"}, 1, "has no offsets"},
+        {{"--offsets", "offsets12.bin"}, 0,
+         "truncated binary input: 12 bytes is not a whole number of uint64"},
+        {{"--offsets", "negative.txt"}, 1, "line 1: -1 is out of range for uint64"},
+    };
+    write_file(in_work("out"), "old", 3);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const char *args[24] = {"scan", "--backend", "cpu", "--type", "int32", "--op", "sum",
+                                "--format", cases[c].text ? "text" : "binary"};
+        int k = 9;
+        for (int a = 0; cases[c].args[a]; ++a) /* file names are in the work directory */
+            args[k++] = strchr(cases[c].args[a], '.') || strcmp(cases[c].args[a], "empty") == 0 ||
+                                strcmp(cases[c].args[a], "no-such-file") == 0
+                            ? in_work(cases[c].args[a])
+                            : cases[c].args[a];
+        args[k++] = in_work(cases[c].text ? "in.txt" : "in.bin");
+        args[k++] = in_work("out");
+        args[k] = NULL;
+        cli_run r = run_cli_with_input(NULL, 0, args);
+        expect_error(&r, 1, cases[c].message);
+        char *kept = read_file(in_work("out"), NULL);
+        cr_assert_str_eq(kept, "old", "case %zu (%s) changed the output", c, cases[c].message);
+        free(kept);
+        cli_run_free(&r);
+    }
+
+    /* IN through a pipe: the number of values shows at the end, after chunks were scanned;
+     * standard output (a file here) gets nothing. */
+    cli_run r = RUN_CLI_WITH_INPUT(four, sizeof four, "scan", "--backend", "cpu", "--type",
+                                   "int32", "--op", "sum", "--chunk-items", "1", "--keys",
+                                   in_work("keys3.bin"), "-", "-");
+    expect_error(&r, 1, "keys3.bin has 3 keys, fewer than the values in standard input");
+    cr_assert_eq(r.out_size, 0, "%zu bytes went to stdout", r.out_size);
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT(four, sizeof four, "scan", "--backend", "cpu", "--type", "int32",
+                           "--op", "sum", "--chunk-items", "1", "--keys", in_work("keys5.bin"),
+                           "-", "-");
+    expect_error(&r, 1, "keys5.bin has more keys than the 4 values in standard input");
+    cr_assert_eq(r.out_size, 0, "%zu bytes went to stdout", r.out_size);
+    cli_run_free(&r);
+    write_offsets(in_work("past.bin"), (const size_t[]){0, 1, 5}, 3, 0);
+    r = RUN_CLI_WITH_INPUT(four, sizeof four, "scan", "--backend", "cpu", "--type", "int32",
+                           "--op", "sum", "--chunk-items", "2", "--offsets", in_work("past.bin"),
+                           "-", "-");
+    expect_error(&r, 1, "offsets[2] = 5 is past the end of standard input (4 values)");
+    cr_assert_eq(r.out_size, 0, "%zu bytes went to stdout", r.out_size);
+    cli_run_free(&r);
+
+    /* IN and the keys cannot both be standard input. */
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", "--keys", "-",
+                "-", in_work("out2"));
+    expect_error(&r, 1, "IN and --keys cannot both be standard input");
+    cr_assert(!file_exists(in_work("out2")));
+    cli_run_free(&r);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--op", "sum", "--offsets", "-",
+                "-", in_work("out2"));
+    expect_error(&r, 1, "IN and --offsets cannot both be standard input");
+    cr_assert(!file_exists(in_work("out2")));
+    cli_run_free(&r);
+}
+
+/* The help names the segmented options. */
+Test(cli, help_tells_of_keys_and_offsets)
+{
+    cli_run r = RUN_CLI("scan", "--help");
+    expect_success(&r);
+    cr_assert(strstr(r.out, "--keys KEYFILE") && strstr(r.out, "--key-type K") &&
+                  strstr(r.out, "--offsets OFFSETFILE") && strstr(r.out, "copied from IN"),
+              "%s", r.out);
+    cli_run_free(&r);
+}
+
 /* ---------------------------------------------------------------- usage errors */
 
 Test(cli, usage_errors)
@@ -1003,7 +1505,7 @@ Test(cli, scan_usage_errors_write_nothing)
     write_file(in_work("in.bin"), "\1\0\0\0", 4);
     const char *in = in_work("in.bin"), *out = in_work("out.bin");
     static const struct {
-        const char *args[12];
+        const char *args[14];
         const char *message;
     } cases[] = {
         {{"--backend", "cpu", "--op", "sum", "IN", "OUT"}, "missing --type"},

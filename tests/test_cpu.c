@@ -77,3 +77,23 @@ ParameterizedTestParameters(cpu, compaction)
 }
 
 ParameterizedTest(dlscan_type *type, cpu, compaction, .timeout = 600) { cpu_compaction(*type); }
+
+/* Segmented scans: by keys and by offsets, every pair, operator and layout, keys of every type
+ * on several thread counts and tile sizes, the look-back's outcomes, the refusals. */
+ParameterizedTestParameters(cpu, segmented_every_pair_and_operator) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, segmented_every_pair_and_operator, .timeout = 600)
+{
+    cpu_segmented_every_pair_and_operator(*in_type);
+}
+
+ParameterizedTestParameters(cpu, segmented_keys_of_every_type) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *key_type, cpu, segmented_keys_of_every_type, .timeout = 600)
+{
+    cpu_segmented_keys_of_every_type(*key_type);
+}
+
+Test(cpu, segmented_lookback_outcomes, .timeout = 600) { cpu_segmented_lookback_outcomes(); }
+
+Test(cpu, segmented_refusals_write_nothing) { cpu_segmented_refusals(); }

@@ -3,7 +3,10 @@
  * the sequential CPU reference: every type, operator and compaction call, edge and large
  * sizes, both kernel choices, graphs, alignment, bad input; and dlscan_scan: every pair of
  * input and output types, device-side init and total chained over chunks (also in a graph),
- * 16-bit float special values, refusals. test_probe.c drives the protocol's
+ * 16-bit float special values, refusals; and segmented scans, by keys and by offsets: every
+ * pair, operator and layout at the edge sizes, keys of every type, both kernel choices, large
+ * random sizes, reproducible float sums, a graph's replays, pointers inside allocations and
+ * off the 16-byte alignment, refusals. test_probe.c drives the protocol's
  * rare paths through the testing build. Every test is skipped, saying so, where no CUDA
  * device exists. DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
  */
@@ -20,6 +23,7 @@
 #include "gpu_suite.h"
 #include "pair_check.h"
 #include "scan_check.h"
+#include "segment_check.h"
 
 /* disturb.cu: keeps `blocks` blocks of `threads` busy for `nanoseconds` on `stream`. */
 int test_disturb(cudaStream_t stream, unsigned blocks, unsigned threads, unsigned long long nanoseconds);
@@ -407,5 +411,262 @@ Test(gpu, bad_input_is_refused_and_writes_nothing, .timeout = 180)
                  DLSCAN_ERROR_NOT_DEVICE_MEMORY);
     CUDA_OK(cudaFree(device));
     dlscan_destroy(cpu);
+    gpu_done(h, stream);
+}
+
+/* ---- Segmented scans (segment_check.h) ---- */
+
+/* Every output type of each input type, every operator, inclusive and exclusive, no init and a
+ * host init, in place and not, by keys and by offsets in every layout (heads at the edges of
+ * half tiles and one item either side, one segment, one per item, runs of random length,
+ * empty segments and items outside every segment), at the edge sizes up to 2^22. */
+ParameterizedTestParameters(gpu, segmented_every_pair_and_operator)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, segmented_every_pair_and_operator, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    segment_check_every_output(h, &m, *in_type, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* Keys of every type over several pairs and operators; float keys with runs of NaN and of
+ * +0.0 next to -0.0. */
+ParameterizedTestParameters(gpu, segmented_keys_of_every_type)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *key_type, gpu, segmented_keys_of_every_type, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    segment_check_keys(h, &m, *key_type, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* The one-block-per-tile kernel and the default choice (persistent for larger sizes). */
+Test(gpu, segmented_both_kernels_at_every_size, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    for (int persistent = 0; persistent <= 1; ++persistent) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        segment_check_every_output(h, &m, DLSCAN_INT32, test_max_n(1u << 22), &rng);
+        segment_check_every_output(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 22), &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* Random sizes up to 2^28 items (2^27 where keys or values are 64-bit), int32 and int64 keys
+ * and values: by keys in runs of 1 item to 3 tiles, and by offsets in runs of 1 to 16 items,
+ * in place. The parameter's bit 0 makes the keys int64, bit 1 the values. */
+ParameterizedTestParameters(gpu, segmented_large_random_sizes)
+{
+    static int combinations[] = {0, 1, 2, 3};
+    return cr_make_param_array(int, combinations, 4);
+}
+
+ParameterizedTest(int *combination, gpu, segmented_large_random_sizes, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    const dlscan_type key = *combination & 1 ? DLSCAN_INT64 : DLSCAN_INT32;
+    const dlscan_type value = *combination & 2 ? DLSCAN_INT64 : DLSCAN_INT32;
+    const size_t max_n = test_max_n(*combination ? 1u << 27 : 1u << 28);
+    for (int i = 0; i < 2; ++i) {
+        const segment_case c = {{value, value, (dlscan_op)(i ? DLSCAN_MAX : DLSCAN_SUM), i, TEST_INIT_HOST,
+                                 0, i, max_n / 2 + test_random(&rng) % (max_n / 2 + 1),
+                                 TEST_VALUES_UNIFORM},
+                                i ? SEGMENT_OFFSETS : SEGMENT_KEYS,
+                                key,
+                                i ? SEGMENTS_SHORT : SEGMENTS_OF_TILES};
+        segment_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* With DLSCAN_OPTION_DETERMINISTIC = 1, segmented float sums are bitwise the same from run to run
+ * (10 runs, each while a kernel on another stream occupies part of the GPU for a random while)
+ * and right: float32 and float64 of mixed magnitudes at 2^24, by keys in runs of 1 item to 3
+ * tiles and by offsets in one segment. The tree fold (0) is run the same way and how many of
+ * its runs differ is logged. */
+Test(gpu, segmented_float_sums_are_bitwise_reproducible, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cudaStream_t other;
+    CUDA_OK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    const size_t n = test_max_n(1u << 24);
+    for (int t = 0; t < 4; ++t) {
+        const dlscan_type type = t % 2 ? DLSCAN_FLOAT64 : DLSCAN_FLOAT32;
+        const segment_case c = {{type, type, DLSCAN_SUM, t / 2, TEST_INIT_NONE, 0, 0, n - (size_t)t,
+                                 TEST_VALUES_MIXED_MAGNITUDE},
+                                t < 2 ? SEGMENT_KEYS : SEGMENT_OFFSETS,
+                                DLSCAN_INT32,
+                                t < 2 ? SEGMENTS_OF_TILES : SEGMENTS_ONE};
+        size_t unit = 0, tile = 0;
+        segment_tiles(h, type, &unit, &tile);
+        segment_data d;
+        segment_make(&c, unit, tile, &d, &rng);
+        const size_t bytes = c.scan.n * test_type_size(type);
+        void *first = malloc(bytes);
+        cr_assert(first);
+        char what[300], message[400];
+        segment_describe(&c, what, sizeof what);
+        segment_buffers b;
+        segment_upload(&m, &c, &d, &b);
+        for (int deterministic = 1; deterministic >= 0; --deterministic) {
+            cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, deterministic), DLSCAN_SUCCESS);
+            int differing = 0;
+            for (int run = 0; run < 10; ++run) {
+                const unsigned blocks = 1 + (unsigned)(test_random(&rng) % 200);
+                const unsigned long long ns = 20000 + test_random(&rng) % 400000;
+                cr_assert_eq(test_disturb(other, blocks, 64 * (1 + run % 4), ns), 0);
+                const dlscan_status status = segment_enqueue(h, &c, &d, &b, stream);
+                cr_assert_eq(status, DLSCAN_SUCCESS, "%s: %s", what, dlscan_last_error(h));
+                segment_download(&m, &c, &d, &b);
+                if (run == 0)
+                    memcpy(first, d.output, bytes);
+                else if (memcmp(first, d.output, bytes) != 0)
+                    ++differing;
+            }
+            CUDA_OK(cudaStreamSynchronize(other));
+            cr_log_info("%s, %s fold: %d of 9 runs differ bitwise from the first", what,
+                        deterministic ? "left" : "tree", differing);
+            cr_assert(segment_check_output(&c, tile, &d, message, sizeof message), "%s: %s", what, message);
+            if (deterministic)
+                cr_assert_eq(differing, 0, "%s: deterministic float sums differed between runs", what);
+        }
+        segment_release(&m, &c, &b);
+        free(first);
+        segment_free(&d);
+    }
+    CUDA_OK(cudaStreamDestroy(other));
+    gpu_done(h, stream);
+}
+
+/* A segmented scan captured into a CUDA graph on a fresh handle after dlscan_reserve(n, its
+ * output type), so that nothing may grow while capturing, replays on fresh values: by keys (fresh
+ * keys too) and by offsets (the same offsets: their count is captured); the host init is the
+ * one read at capture. */
+Test(gpu, segmented_graph_replays_fresh_data, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    const size_t n = test_max_n(3u << 20) + 17;
+    for (int kind = SEGMENT_KEYS; kind <= SEGMENT_OFFSETS; ++kind) {
+        dlscan_handle_t fresh = NULL;
+        cr_assert_eq(dlscan_create(&fresh), DLSCAN_SUCCESS);
+        cr_assert_eq(dlscan_reserve(fresh, n, DLSCAN_INT64), DLSCAN_SUCCESS, "%s", dlscan_last_error(fresh));
+        const segment_case c = {{DLSCAN_INT64, DLSCAN_INT64, DLSCAN_SUM, kind, TEST_INIT_HOST, 0, 0, n,
+                                 TEST_VALUES_UNIFORM},
+                                (segment_kind)kind,
+                                DLSCAN_INT32,
+                                kind == SEGMENT_KEYS ? SEGMENTS_OF_TILES : SEGMENTS_AT_EDGES};
+        size_t unit = 0, tile = 0;
+        segment_tiles(fresh, DLSCAN_INT64, &unit, &tile);
+        segment_data d;
+        segment_make(&c, unit, tile, &d, &rng);
+        const uint64_t init_bits = d.init_bits;
+        const size_t num_segments = d.num_segments;
+        segment_buffers b;
+        segment_upload(&m, &c, &d, &b);
+        char what[300], message[400];
+        segment_describe(&c, what, sizeof what);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        const dlscan_status captured = segment_enqueue(fresh, &c, &d, &b, stream);
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        cr_assert_eq(captured, DLSCAN_SUCCESS, "%s: %s", what, dlscan_last_error(fresh));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int replay = 0; replay < 3; ++replay) {
+            if (replay) { /* fresh data in the captured buffers */
+                segment_free(&d);
+                segment_make(&c, unit, tile, &d, &rng);
+                d.init_bits = init_bits;
+                cr_assert_eq(d.num_segments, num_segments);
+                m.upload(b.d_in, d.input, n * 8, &m);
+                if (d.keys)
+                    m.upload(b.d_keys, d.keys, n * 4, &m);
+                m.fill(b.d_out, TEST_POISON_BYTE, n * 8, &m);
+            }
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            segment_download(&m, &c, &d, &b);
+            cr_assert(segment_check_output(&c, tile, &d, message, sizeof message), "%s, replay %d: %s",
+                      what, replay, message);
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+        segment_release(&m, &c, &b);
+        segment_free(&d);
+        dlscan_destroy(fresh);
+    }
+    gpu_done(h, stream);
+}
+
+/* Pointers inside their allocations: 16 bytes in, after memory that holds the first key again
+ * (the persistent kernel reads the 16 bytes of keys before a tile: item 0 still starts a
+ * segment, and nothing before d_out is written), and off the 16-byte alignment by 1 to 3 items
+ * (one block per tile). */
+Test(gpu, segmented_pointers_inside_allocations_and_off_alignment, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    size_t unit = 0, tile = 0;
+    segment_tiles(h, DLSCAN_INT32, &unit, &tile);
+    /* enough tiles for the persistent kernel; items around: 4 before at most, 16 guard after */
+    const size_t n = 300 * unit + 3, pad = 36;
+    int32_t *keys = malloc((n + pad) * sizeof *keys);
+    cr_assert(keys);
+    for (int shift = 0; shift <= 3; ++shift)
+        for (int kind = SEGMENT_KEYS; kind <= SEGMENT_OFFSETS; ++kind) {
+            const segment_case c = {{DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, shift % 2, TEST_INIT_HOST,
+                                     0, 0, n, TEST_VALUES_UNIFORM},
+                                    (segment_kind)kind,
+                                    DLSCAN_INT32,
+                                    SEGMENTS_OF_TILES};
+            segment_data d;
+            segment_make(&c, unit, tile, &d, &rng);
+            const size_t at = shift ? (size_t)shift : 4, out_at = shift == 2 ? 4 : at;
+            const size_t keys_at = shift ? (size_t)(shift + 1) % 4 : 4;
+            int32_t *in_base = m.alloc((n + pad) * 4, &m), *out_base = m.alloc((n + pad) * 4, &m);
+            int32_t *keys_base = m.alloc((n + pad) * 4, &m);
+            cr_assert(in_base && out_base && keys_base);
+            segment_buffers b = {in_base + at, out_base + out_at, kind == SEGMENT_KEYS ? keys_base + keys_at : NULL,
+                                 NULL};
+            if (kind == SEGMENT_KEYS) { /* the first key again before the keys, and after them */
+                const int32_t first = n ? ((const int32_t *)d.keys)[0] : 0;
+                for (size_t i = 0; i < n + pad; ++i)
+                    keys[i] = i < keys_at || i >= keys_at + n ? first : ((const int32_t *)d.keys)[i - keys_at];
+                m.upload(keys_base, keys, (n + pad) * 4, &m);
+            } else {
+                b.d_offsets = m.alloc((d.num_segments + 1) * sizeof(size_t), &m);
+                cr_assert(b.d_offsets);
+                m.upload(b.d_offsets, d.offsets, (d.num_segments + 1) * sizeof(size_t), &m);
+            }
+            m.upload(b.d_in, d.input, n * 4, &m);
+            m.fill(out_base, TEST_POISON_BYTE, (n + pad) * 4, &m);
+            char what[300], message[400];
+            segment_describe(&c, what, sizeof what);
+            const dlscan_status status = segment_enqueue(h, &c, &d, &b, stream);
+            cr_assert_eq(status, DLSCAN_SUCCESS, "shift %d, %s: %s", shift, what, dlscan_last_error(h));
+            segment_download(&m, &c, &d, &b);
+            test_expect_poisoned(&m, out_base, out_at * 4, what);
+            cr_assert(segment_check_output(&c, tile, &d, message, sizeof message), "shift %d, %s: %s",
+                      shift, what, message);
+            m.release(in_base, &m);
+            m.release(out_base, &m);
+            m.release(keys_base, &m);
+            if (b.d_offsets)
+                m.release(b.d_offsets, &m);
+            segment_free(&d);
+        }
+    free(keys);
+    gpu_done(h, stream);
+}
+
+Test(gpu, segmented_bad_input_is_refused_and_writes_nothing, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    int32_t host[1000];
+    segment_check_bad_input(h, &m, host, &rng);
     gpu_done(h, stream);
 }

@@ -2,8 +2,10 @@
  * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
  * the descriptor format and the protocol's decisions (device/protocol.h, compiled here by
  * the C compiler), handle creation where there may be no device, the release library's
- * refusal of what only the testing build takes, dlscan_scan's argument struct, and the
- * 16-bit float conversions of the tests' own reference (scan_check.c).
+ * refusal of what only the testing build takes, dlscan_scan's argument struct (both
+ * versions, and a segmented scan worked by hand), and the tests' own reference: its 16-bit
+ * float conversions (scan_check.c) and its segmented scans (segment_check.c) on hand-worked
+ * cases.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include "dlscan.h"
 #include "protocol.h"
 #include "scan_check.h"
+#include "segment_check.h"
 #include "testing.h"
 
 static const dlscan_status all_statuses[] = {
@@ -141,6 +144,135 @@ Test(host, scan_args_init_and_null_handle)
     cr_assert(a.in_type == DLSCAN_INT32 && a.out_type == DLSCAN_INT32 && a.op == DLSCAN_SUM &&
               a.exclusive == 0);
     cr_assert_eq(dlscan_scan(NULL, &a, NULL), DLSCAN_ERROR_INVALID_HANDLE);
+}
+
+/* The struct's second version (segmented scans): DLSCAN_SCAN_ARGS_INIT leaves segments off and
+ * DLSCAN_SCAN_ARGS_SIZE_V2 is the whole struct. A caller built with the first version passes
+ * DLSCAN_SCAN_ARGS_SIZE_V1 and gets a plain scan, whatever its memory holds past its struct. */
+Test(host, scan_args_version_2)
+{
+    const dlscan_scan_args init = DLSCAN_SCAN_ARGS_INIT;
+    cr_assert(!init.d_keys && init.key_type == DLSCAN_INT32 && !init.d_offsets && init.num_segments == 0);
+    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V2, sizeof(dlscan_scan_args));
+    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V1, offsetof(dlscan_scan_args, d_keys),
+                 "the second version adds its fields after the first's");
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    int32_t items[100], out[100];
+    for (int i = 0; i < 100; ++i)
+        items[i] = i % 7 - 3;
+    dlscan_scan_args v1 = init;
+    v1.size = DLSCAN_SCAN_ARGS_SIZE_V1;
+    v1.d_in = items;
+    v1.d_out = out;
+    v1.n = 100;
+    /* fields a first-version caller does not have: refused if the library read them */
+    v1.d_keys = items;
+    v1.key_type = (dlscan_type)77;
+    v1.num_segments = 5;
+    cr_assert_eq(dlscan_scan(h, &v1, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    int32_t sum = 0;
+    for (int i = 0; i < 100; ++i) {
+        sum += items[i];
+        cr_assert_eq(out[i], sum, "item %d: %d, want %d", i, out[i], sum);
+    }
+    dlscan_destroy(h);
+}
+
+/* Segmented scans of six items on a CPU handle, worked by hand: by keys (runs 7 7 | -1 -1 -1 |
+ * 7), and by offsets {1, 3, 3, 5} (items 1 .. 2, an empty segment, items 3 .. 4; items 0 and
+ * 5 in none, left as they were). */
+Test(host, segmented_scans_worked_by_hand)
+{
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    const int32_t values[6] = {1, 2, 3, 4, 5, 6}, keys[6] = {7, 7, -1, -1, -1, 7}, init = 10;
+    const size_t offsets[4] = {1, 3, 3, 5};
+    static const int32_t by_keys[6] = {1, 3, 3, 7, 12, 6}, by_keys_exclusive[6] = {10, 11, 10, 13, 17, 10};
+    static const int32_t by_offsets[6] = {-99, 10, 12, 10, 14, -99};
+    int32_t out[6];
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = values;
+    a.d_out = out;
+    a.n = 6;
+    a.d_keys = keys;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, by_keys, sizeof out);
+    a.exclusive = 1;
+    a.init = &init;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, by_keys_exclusive, sizeof out);
+    a.d_keys = NULL;
+    a.d_offsets = offsets;
+    a.num_segments = 3;
+    out[0] = out[5] = -99;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, by_offsets, sizeof out);
+    dlscan_destroy(h);
+}
+
+/* The tests' segmented reference (segment_check.c) on hand-worked cases: it takes the right
+ * output and catches a wrong item, a scan across a segment head, an item in no segment that was
+ * written (or, in place, changed), and float keys compared as floats instead of bits. */
+Test(host, segmented_reference_worked_by_hand)
+{
+    int32_t values[6] = {1, 2, 3, 4, 5, 6}, keys[6] = {7, 7, -1, -1, -1, 7};
+    int32_t inclusive[6] = {1, 3, 3, 7, 12, 6}, plain[6] = {1, 3, 6, 10, 15, 21};
+    int32_t exclusive[6] = {10, 11, 10, 13, 17, 10};
+    segment_case c = {{DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, TEST_INIT_NONE, 0, 0, 6,
+                       TEST_VALUES_NARROW},
+                      SEGMENT_KEYS,
+                      DLSCAN_INT32,
+                      SEGMENTS_SHORT};
+    segment_data d = {values, keys, NULL, 0, 0, inclusive};
+    char message[400];
+    cr_assert(segment_check_output(&c, 16, &d, message, sizeof message), "%s", message);
+    d.output = plain;
+    cr_assert_not(segment_check_output(&c, 16, &d, message, sizeof message), "a plain scan passed");
+    cr_log_info("a plain scan: %s", message);
+    d.output = inclusive;
+    inclusive[4] = 13;
+    cr_assert_not(segment_check_output(&c, 16, &d, message, sizeof message), "a wrong item passed");
+    c.scan.exclusive = 1;
+    c.scan.init = TEST_INIT_HOST;
+    d.init_bits = 10;
+    d.output = exclusive;
+    cr_assert(segment_check_output(&c, 16, &d, message, sizeof message), "%s", message);
+
+    /* Offsets {1, 3, 3, 5}, exclusive from 10: items 0 and 5 in no segment. */
+    size_t offsets[4] = {1, 3, 3, 5};
+    int32_t out[6] = {0, 10, 12, 10, 14, 0};
+    memset(&out[0], TEST_POISON_BYTE, sizeof out[0]);
+    memset(&out[5], TEST_POISON_BYTE, sizeof out[5]);
+    c.kind = SEGMENT_OFFSETS;
+    d.keys = NULL;
+    d.offsets = offsets;
+    d.num_segments = 3;
+    d.output = out;
+    cr_assert(segment_check_output(&c, 16, &d, message, sizeof message), "%s", message);
+    out[5] = 16;
+    cr_assert_not(segment_check_output(&c, 16, &d, message, sizeof message), "a written item passed");
+    c.scan.in_place = 1; /* items in no segment keep the input */
+    out[0] = 1;
+    out[5] = 6;
+    cr_assert(segment_check_output(&c, 16, &d, message, sizeof message), "%s", message);
+    out[0] = 10;
+    cr_assert_not(segment_check_output(&c, 16, &d, message, sizeof message), "a changed item passed");
+
+    /* float keys +0.0 | -0.0 -0.0 | NaN NaN NaN (one bit pattern): three segments */
+    const float nan = nanf("");
+    float fkeys[6] = {0.0f, -0.0f, -0.0f, nan, nan, nan}, fvalues[6] = {1, 2, 3, 4, 5, 6};
+    float right[6] = {1, 2, 5, 4, 9, 15}, as_floats[6] = {1, 3, 6, 4, 5, 6};
+    const segment_case f = {{DLSCAN_FLOAT32, DLSCAN_FLOAT32, DLSCAN_SUM, 0, TEST_INIT_NONE, 0, 0, 6,
+                             TEST_VALUES_NARROW},
+                            SEGMENT_KEYS,
+                            DLSCAN_FLOAT32,
+                            SEGMENTS_SHORT};
+    segment_data fd = {fvalues, fkeys, NULL, 0, 0, right};
+    cr_assert(segment_check_output(&f, 16, &fd, message, sizeof message), "%s", message);
+    fd.output = as_floats;
+    cr_assert_not(segment_check_output(&f, 16, &fd, message, sizeof message),
+                  "keys compared as floats passed");
 }
 
 /* The reference's conversions (scan_check.c) against every 16-bit value: each finite value

@@ -2,8 +2,9 @@
  * test_probe.c: the `probe` suite: the testing build of the library (libdlscan_testing.a,
  * DLSCAN_TESTING: device/probe.cuh, src/testing.h) on the GPU, driving the protocol's rare
  * paths: every look-back outcome (counted), pauses inside tiles, the epoch's and the tile
- * counter's wrap-around, and the persistent kernels forced at every size. Every test is
- * skipped, saying so, where no CUDA device exists. DLSCAN_TEST_MAX_N caps the sizes.
+ * counter's wrap-around, and the persistent kernels forced at every size; for scans,
+ * compaction and segmented scans. Every test is skipped, saying so, where no CUDA device
+ * exists. DLSCAN_TEST_MAX_N caps the sizes.
  */
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@
 #include "gpu_suite.h"
 #include "protocol.h"
 #include "scan_check.h"
+#include "segment_check.h"
 #include "testing.h"
 
 /* The persistent kernels, forced at every edge size (DLSCAN_TESTING_PERSISTENT_ALWAYS): scans
@@ -127,6 +129,90 @@ Test(probe, setting_a_used_epoch_again, .timeout = 180)
         const scan_case c = {DLSCAN_INT32, DLSCAN_SUM, round % 2, 0, 0, (1u << 21) + (size_t)round,
                              TEST_VALUES_UNIFORM};
         scan_check_case(h, &m, &c, &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* Segmented scans with the persistent kernel forced at every edge size (it takes 32- and 64-bit
+ * items scanned into their own type, by offsets or by keys of 4 or 8 bytes): every output type
+ * of each of those types, every operator, by keys and by offsets in every layout; and keys of
+ * that type over several pairs. */
+ParameterizedTestParameters(probe, segmented_persistent_kernel_at_every_size)
+{
+    return EVERY_TYPE;
+}
+
+ParameterizedTest(dlscan_type *type, probe, segmented_persistent_kernel_at_every_size, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, DLSCAN_TESTING_PERSISTENT_ALWAYS),
+                 DLSCAN_SUCCESS);
+    segment_check_every_output(h, &m, *type, test_max_n(1u << 20), &rng);
+    segment_check_keys(h, &m, *type, test_max_n(1u << 20), &rng);
+    gpu_done(h, stream);
+}
+
+/* With pauses inside tiles, segmented look-backs wait on X, fold A and stop at P or at a
+ * segment head (a tile that holds a head ends the look-backs after it, as a P does), in both
+ * kernels: one segment over everything (look-backs as long as a plain scan's), segments of 1
+ * item to 3 tiles, heads at tile edges, a head or several in every tile, empty segments and
+ * items outside; int32 sums by keys, float64 sums by offsets (deterministic in one kernel). */
+Test(probe, segmented_lookbacks_wait_fold_and_stop, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 30), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_LOOKBACK_STATS, 1), DLSCAN_SUCCESS);
+    const size_t n = test_max_n(3u << 19) + 7;
+    static const segment_layout layouts[] = {SEGMENTS_ONE, SEGMENTS_OF_TILES, SEGMENTS_AT_EDGES,
+                                             SEGMENTS_SHORT, SEGMENTS_EMPTY};
+    for (int persistent = 0; persistent <= 1; ++persistent) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT,
+                                       persistent ? DLSCAN_TESTING_PERSISTENT_ALWAYS : 0),
+                     DLSCAN_SUCCESS);
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, persistent), DLSCAN_SUCCESS);
+        for (int l = 0; l < 5; ++l) {
+            const segment_case by_keys = {{DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, l % 2, TEST_INIT_HOST,
+                                           0, 0, n + (size_t)l, TEST_VALUES_UNIFORM},
+                                          SEGMENT_KEYS,
+                                          DLSCAN_INT64,
+                                          layouts[l]};
+            segment_check_case(h, &m, &by_keys, &rng);
+            const segment_case by_offsets = {{DLSCAN_FLOAT64, DLSCAN_FLOAT64, DLSCAN_SUM, (l + 1) % 2,
+                                              TEST_INIT_NONE, 0, 1, n / 2 + (size_t)l,
+                                              TEST_VALUES_MIXED_MAGNITUDE},
+                                             SEGMENT_OFFSETS,
+                                             DLSCAN_INT32,
+                                             layouts[l]};
+            segment_check_case(h, &m, &by_offsets, &rng);
+        }
+    }
+    dlscan_lookback_stats stats;
+    cr_assert_eq(dlscan_get_lookback_stats(h, &stats), DLSCAN_SUCCESS);
+    cr_log_info("segmented: lookbacks %llu, waits on X %llu, aggregates folded %llu, stops at P %llu, "
+                "windows slid %llu, waits for P %llu",
+                stats.lookbacks, stats.waits_on_x, stats.aggregates_folded, stats.stops_at_p,
+                stats.windows_slid, stats.waits_for_p);
+    cr_assert_gt(stats.waits_on_x, 0, "no segmented look-back waited on X");
+    cr_assert_gt(stats.aggregates_folded, 0, "no segmented look-back folded an A");
+    cr_assert_gt(stats.stops_at_p, 0, "no segmented look-back stopped at P or a segment head");
+    gpu_done(h, stream);
+}
+
+/* The epoch wraps from 2^30 - 1 to 1 and the tile counter around 2^32 (as in
+ * epoch_wraps_around) under segmented scans. */
+Test(probe, segmented_scans_across_the_wraps, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_EPOCH, DL_EPOCH_LAST - 1), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_TICKET_BASE, 0xfffffff0ll), DLSCAN_SUCCESS);
+    const size_t sizes[] = {1u << 20, 1u << 18, (1u << 20) + 1, 9};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const segment_case c = {{DLSCAN_UINT64, DLSCAN_UINT64, DLSCAN_SUM, 1, TEST_INIT_HOST, 0, 0,
+                                 sizes[i], TEST_VALUES_UNIFORM},
+                                i % 2 ? SEGMENT_OFFSETS : SEGMENT_KEYS,
+                                DLSCAN_UINT32,
+                                i % 2 ? SEGMENTS_SHORT : SEGMENTS_OF_TILES};
+        segment_check_case(h, &m, &c, &rng);
     }
     gpu_done(h, stream);
 }

@@ -1,14 +1,16 @@
 /*
  * test_slow.c: the `slow` suite, off by default (meson test --setup slow --suite slow):
- * scans of more than 2^32 items, in place, and one of uint8 items into int32 (dlscan_scan,
- * with d_total), checked chunk by chunk against a running reference. Values come from a
- * counter-based generator, so the check regenerates them instead of keeping a copy of the
- * input.
+ * scans of more than 2^32 items, in place, one of uint8 items into int32 (dlscan_scan,
+ * with d_total), and segmented scans in place with a segment longer than 2^32 items, by
+ * offsets and by keys; each checked chunk by chunk against a running reference. Values come
+ * from a counter-based generator, so the check regenerates them instead of keeping a copy of
+ * the input.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dlscan.h"
 #include "scan_check.h"
@@ -156,4 +158,130 @@ Test(slow, uint8_into_int32_sum_past_2_pow_32, .timeout = 3600)
     cudaFree(d_out);
     cudaFree(d_total);
     dlscan_destroy(h);
+}
+
+/* The segment boundaries of scan_huge_segmented over n items. By keys, segments of 5099
+ * items, 2^32 + 3 (longer than 2^32), the rest but 777, 700 and 77; by offsets, the first 1000
+ * items are in no segment, then segments of 4099 items, 2^32 + 3, the rest but 777, an empty
+ * one and 700, and the last 77 items in none. */
+#define HUGE_BOUNDARIES 6
+static void huge_boundaries(size_t n, int by_keys, size_t boundaries[HUGE_BOUNDARIES])
+{
+    const size_t second = 1000 + 4099, third = second + (1ull << 32) + 3;
+    const size_t keys[HUGE_BOUNDARIES] = {0, second, third, n - 777, n - 77, n};
+    const size_t offsets[HUGE_BOUNDARIES] = {1000, second, third, n - 777, n - 777, n - 77};
+    memcpy(boundaries, by_keys ? keys : offsets, sizeof keys);
+}
+
+/* n items of `type` (int32 or uint64) scanned in place as sums, by offsets or by uint8 keys
+ * (each segment's key differs from the one before), and checked: sums start over at every
+ * head and wrap modulo 2^bits; items in no segment keep their values. */
+static void scan_huge_segmented(size_t n, dlscan_type type, int by_keys, int exclusive)
+{
+    const size_t size = type == DLSCAN_INT32 ? 4 : 8;
+    dlscan_handle_t h = NULL;
+    const dlscan_status created = dlscan_create(&h);
+    if (created == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here");
+    cr_assert_eq(created, DLSCAN_SUCCESS);
+    const size_t needed = n * size + (by_keys ? n : 0);
+    size_t free_bytes = 0, total = 0;
+    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    if (free_bytes < needed + (1ull << 30))
+        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (needed >> 30) + 1, free_bytes >> 30);
+
+    size_t boundaries[HUGE_BOUNDARIES];
+    const size_t count = HUGE_BOUNDARIES;
+    huge_boundaries(n, by_keys, boundaries);
+    const uint64_t seed = test_seed();
+    char *d = NULL;
+    uint8_t *d_keys = NULL;
+    size_t *d_offsets = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, n * size), cudaSuccess);
+    if (by_keys)
+        cr_assert_eq(cudaMalloc((void **)&d_keys, n), cudaSuccess);
+    else
+        cr_assert_eq(cudaMalloc((void **)&d_offsets, count * sizeof(size_t)), cudaSuccess);
+    uint64_t *chunk = malloc(CHUNK * 8);
+    uint8_t *keys = malloc(CHUNK);
+    cr_assert(chunk && keys);
+    size_t segment = 0; /* the segment of item first + i, by keys */
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count_here = n - first < CHUNK ? n - first : CHUNK;
+        for (size_t i = 0; i < count_here; ++i) {
+            const uint64_t v = value_at(seed, first + i);
+            if (size == 4)
+                ((uint32_t *)chunk)[i] = (uint32_t)v;
+            else
+                chunk[i] = v;
+            if (!by_keys)
+                continue;
+            while (first + i >= boundaries[segment + 1])
+                ++segment;
+            keys[i] = (uint8_t)(37 * segment + 1);
+        }
+        cr_assert_eq(cudaMemcpy(d + first * size, chunk, count_here * size, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+        if (by_keys)
+            cr_assert_eq(cudaMemcpy(d_keys + first, keys, count_here, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    if (!by_keys)
+        cr_assert_eq(cudaMemcpy(d_offsets, boundaries, count * sizeof(size_t), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d;
+    a.d_out = d;
+    a.n = n;
+    a.in_type = a.out_type = type;
+    a.exclusive = exclusive;
+    a.d_keys = d_keys;
+    a.key_type = DLSCAN_UINT8;
+    a.d_offsets = d_offsets;
+    a.num_segments = by_keys ? 0 : count - 1;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+
+    uint64_t running = 0; /* sums wrap modulo 2^(8 * size) */
+    size_t next = 0;      /* the next boundary */
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count_here = n - first < CHUNK ? n - first : CHUNK;
+        cr_assert_eq(cudaMemcpy(chunk, d + first * size, count_here * size, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
+        for (size_t i = 0; i < count_here; ++i) {
+            const size_t j = first + i;
+            const uint64_t v = value_at(seed, j);
+            int head = 0;
+            while (next < count && boundaries[next] <= j)
+                head |= boundaries[next++] == j;
+            uint64_t expect = v; /* in no segment: as it was */
+            if (j >= boundaries[0] && j < boundaries[count - 1]) {
+                if (head)
+                    running = 0;
+                expect = exclusive ? running : running + v;
+                running += v;
+            }
+            const uint64_t got = size == 4 ? ((uint32_t *)chunk)[i] : chunk[i];
+            if (size == 4)
+                expect = (uint32_t)expect;
+            cr_assert_eq(got, expect, "item %zu of %zu: got %llu, want %llu", j, n,
+                         (unsigned long long)got, (unsigned long long)expect);
+        }
+    }
+    free(chunk);
+    free(keys);
+    cudaFree(d);
+    cudaFree(d_keys);
+    cudaFree(d_offsets);
+    dlscan_destroy(h);
+}
+
+Test(slow, int32_sum_by_offsets_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_segmented((1ull << 32) + (1ull << 22) + 12345, DLSCAN_INT32, 0, 0);
+}
+
+Test(slow, uint64_exclusive_sum_by_uint8_keys_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_segmented((1ull << 32) + (1ull << 21) + 777, DLSCAN_UINT64, 1, 1);
 }

@@ -29,6 +29,18 @@ static void chains(void)
         cpu_chained_calls_with_device_init_and_total((dlscan_type)type);
 }
 
+static void segmented_pairs(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_segmented_every_pair_and_operator((dlscan_type)type);
+}
+
+static void segmented_keys(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_segmented_keys_of_every_type((dlscan_type)type);
+}
+
 static void compaction(void)
 {
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
@@ -56,6 +68,10 @@ int main(void)
         {"chained_calls_with_device_init_and_total", chains},
         {"16_bit_floats_with_nan_inf_and_subnormals", cpu_16_bit_floats_with_nan_inf_and_subnormals},
         {"dlscan_scan_refusals", cpu_dlscan_scan_refusals},
+        {"segmented_every_pair_and_operator", segmented_pairs},
+        {"segmented_keys_of_every_type", segmented_keys},
+        {"segmented_lookback_outcomes", cpu_segmented_lookback_outcomes},
+        {"segmented_refusals", cpu_segmented_refusals},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);
