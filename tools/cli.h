@@ -3,7 +3,8 @@
  * (info.c, scan.c, bench.c) and holds the manual and the error convention; manpage.c turns
  * the manual into the man page; backend.c picks the backend, helpers.c finds and runs
  * helper programs, progress.c draws the progress bar. values.h has the element types and
- * their numbers, files.h the input and output files (files.c, output.c).
+ * their numbers, files.h the input and output files (files.c, output.c), segments.h the
+ * keys and offsets of segmented scans (segments.c).
  *
  * The command talks to the library only through dlscan.h, plus the CUDA runtime for device
  * memory and device properties in builds with the GPU backend (DLSCAN_CLI_HAVE_CUDA, which

@@ -23,6 +23,7 @@ const manual_part manual[] = {
      "      scan and bench would use.\n"},
     {"scan", "dlscan scan --type T --op OP [options] [IN [OUT]]",
      "  dlscan scan --type T --op OP [--out-type U] [--exclusive] [--init V]\n"
+     "              [--keys KEYFILE [--key-type K] | --offsets OFFSETFILE]\n"
      "              [--format binary|text] [--backend auto|gpu|cpu] [--threads N]\n"
      "              [--chunk-items N] [-q] [IN [OUT]]\n"
      "      Prefix scan of the values in IN, written to OUT ('-' or left out: standard input,\n"
@@ -43,6 +44,15 @@ const manual_part manual[] = {
      "                 (default: the operator's identity: 0 (-0.0 for floats) for sum, the\n"
      "                 type's largest value or +inf for min, its smallest value or -inf for\n"
      "                 max)\n"
+     "      --keys KEYFILE  scan by key: each run of equal keys (bit for bit: float -0 and\n"
+     "                 0 differ) is a segment, where the scan starts over from the init.\n"
+     "                 KEYFILE holds one key per value, in --format, of --key-type.\n"
+     "      --key-type K  the type of KEYFILE's keys, any of --type's (default: --type)\n"
+     "      --offsets OFFSETFILE  segments from num_segments + 1 offsets in --format\n"
+     "                 (unsigned 64-bit), rising, at most the number of values: segment k\n"
+     "                 is the items offsets[k] .. offsets[k+1]-1 (empty ones too). Items\n"
+     "                 before the first offset or from the last on are copied from IN,\n"
+     "                 converted to the output type. Not with --keys.\n"
      "      --format   binary (default): raw little-endian values (float16 and bfloat16\n"
      "                 as their 16-bit patterns); text: one number per line (float16 and\n"
      "                 bfloat16 are rounded to the nearest, ties to even; floats are written\n"
@@ -52,9 +62,9 @@ const manual_part manual[] = {
      "                 backend (host memory, no GPU needed)\n"
      "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
      "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"
-     "                 on the CPU, of the wider type). Larger inputs stream through chunk\n"
+     "                 on the CPU, of the widest type). Larger inputs stream through chunk\n"
      "                 by chunk, each chunk's scan starting from the last one's total,\n"
-     "                 which stays on the GPU.\n"
+     "                 which stays on the GPU (with segments: its last segment's).\n"
      "      -q, --quiet  no notes on stderr: neither auto's fallback to the CPU backend nor\n"
      "                 the progress bar (errors still show)\n"
      "      A file OUT is written to a temporary file in its directory (through a symbolic\n"
@@ -87,7 +97,8 @@ const manual_part manual[] = {
      "Exit status: 0 success; 1 bad usage or bad input (unknown options, missing arguments,\n"
      "a pair of types that scan does not take, unreadable or unwritable files, a read-only\n"
      "OUT, a truncated binary file, text that is not a number, values out of range for the\n"
-     "type); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
+     "type, a KEYFILE with fewer or more keys than IN has values, offsets that fall or pass\n"
+     "the number of values); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
      "memory, a failed write, a missing helper program).\n"},
     {NULL, NULL, NULL},
 };

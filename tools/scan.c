@@ -21,6 +21,17 @@
  * it anyway, and this command rounds each output to the 16-bit type, as the library would:
  * the carry then holds the float32 total, where one of the 16-bit type would be rounded at
  * every chunk edge and the result would depend on the chunk size.
+ *
+ * Segmented scans (--keys KEYFILE, --offsets OFFSETFILE; segments.c reads them): every
+ * segment starts from the seed (--init, or the identity). The library takes no d_init or
+ * d_total with segments, so each chunk is split around its segment heads (segments.h) into
+ * at most three calls: the end of the segment that the chunk before ended in, a scan
+ * without segments from the carry into the carry; the whole segments, one segmented scan;
+ * the start of the last segment, a scan without segments from the seed into the carry. A
+ * scan without segments is the same with one segment over everything. Chunks keep their
+ * size, however long the segments. Items in no segment (before the first offset, from the
+ * last one on) are the input converted to the output type (convert_value), as an in-place
+ * scan would leave them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -34,6 +45,7 @@
 
 #include "cli.h"
 #include "files.h"
+#include "segments.h"
 #include "values.h"
 
 typedef struct scan_options {
@@ -43,6 +55,9 @@ typedef struct scan_options {
     dlscan_op op;
     int exclusive;
     const char *init_text;
+    segment_kind segments;      /* --keys or --offsets */
+    const char *segments_path;  /* KEYFILE or OFFSETFILE */
+    const type_info *key_type;  /* --key-type (default: --type) */
     int text;
     unsigned long long chunk_items; /* 0: the backend's default */
     backend_choice backend;
@@ -87,9 +102,9 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             o->quiet = 1;
             continue;
         }
-        static const char *const with_value[] = {"--type",    "--out-type", "--op",
-                                                 "--init",    "--format",   "--backend",
-                                                 "--threads", "--chunk-items"};
+        static const char *const with_value[] = {
+            "--type",    "--out-type",    "--op",   "--init",     "--format",  "--backend",
+            "--threads", "--chunk-items", "--keys", "--key-type", "--offsets"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
             known |= strcmp(a, with_value[k]) == 0;
@@ -99,12 +114,21 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             return fail(STATUS_BAD_INPUT, "scan: %s needs a value", a);
         const char *value = argv[++i];
         unsigned long long number;
-        if (strcmp(a, "--type") == 0 || strcmp(a, "--out-type") == 0) {
+        if (strcmp(a, "--type") == 0 || strcmp(a, "--out-type") == 0 ||
+            strcmp(a, "--key-type") == 0) {
             const type_info *type = find_type(value);
             if (!type)
                 return fail(STATUS_BAD_INPUT, "scan: unknown type '%s' for %s (" TYPE_NAMES ")",
                             value, a);
-            *(strcmp(a, "--type") == 0 ? &o->type : &o->out_type) = type;
+            *(strcmp(a, "--type") == 0       ? &o->type
+              : strcmp(a, "--out-type") == 0 ? &o->out_type
+                                             : &o->key_type) = type;
+        } else if (strcmp(a, "--keys") == 0 || strcmp(a, "--offsets") == 0) {
+            const segment_kind kind = strcmp(a, "--keys") == 0 ? SEGMENTS_KEYS : SEGMENTS_OFFSETS;
+            if (o->segments && o->segments != kind)
+                return fail(STATUS_BAD_INPUT, "scan: --keys and --offsets exclude each other");
+            o->segments = kind;
+            o->segments_path = value;
         } else if (strcmp(a, "--op") == 0) {
             o->have_op = 0;
             for (int k = 0; k < 3; ++k)
@@ -141,6 +165,14 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
         return fail(STATUS_BAD_INPUT, "scan: missing --op (sum, min or max)");
     if (!o->in_path || strcmp(o->in_path, "-") == 0)
         o->in_path = "-";
+    if (o->key_type && o->segments != SEGMENTS_KEYS)
+        return fail(STATUS_BAD_INPUT, "scan: --key-type is the type of --keys' file; there is "
+                                      "no --keys");
+    if (!o->key_type)
+        o->key_type = o->type;
+    if (o->segments && strcmp(o->segments_path, "-") == 0 && strcmp(o->in_path, "-") == 0)
+        return fail(STATUS_BAD_INPUT, "scan: IN and %s cannot both be standard input",
+                    o->segments == SEGMENTS_KEYS ? "--keys" : "--offsets");
     if (o->out_path && strcmp(o->out_path, "-") == 0)
         o->out_path = NULL;
     return STATUS_OK;
@@ -173,118 +205,188 @@ static int first_seed(const scan_options *o, scan_value *value, const void **see
 }
 
 /* A chunk's memory: host buffers for reading and writing files, and device buffers for a
- * GPU handle (a CPU handle scans the host buffers); and the carry, where the scan of each
- * chunk leaves the total so far. */
+ * GPU handle (a CPU handle scans the host buffers); the chunk's keys or offsets
+ * (`segments`); and the carry, where the scan of each chunk leaves the running total of the
+ * segment it ends in. */
 typedef struct chunk_memory {
     int on_gpu;
     int pinned;
-    void *host_in, *host_out;
-    void *device_in, *device_out;
+    void *host_in, *host_out, *host_segments;
+    void *device_in, *device_out, *device_segments;
     void *carry;           /* device memory for a GPU handle, else &host_carry */
     scan_value host_carry;
 } chunk_memory;
 
+enum { CHUNK_BUFFERS = 3 };
+
+/* The buffers of each kind, in one order: in, out, segments. */
+static void chunk_buffers(chunk_memory *m, void **host[CHUNK_BUFFERS], void **device[CHUNK_BUFFERS])
+{
+    host[0] = &m->host_in, host[1] = &m->host_out, host[2] = &m->host_segments;
+    device[0] = &m->device_in, device[1] = &m->device_out, device[2] = &m->device_segments;
+}
+
 static void chunk_memory_free(chunk_memory *m)
 {
+    void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
+    chunk_buffers(m, host, device);
 #ifdef DLSCAN_CLI_HAVE_CUDA
     if (m->on_gpu) {
-        cudaFree(m->device_in);
-        cudaFree(m->device_out);
-        cudaFree(m->carry);
-        if (m->pinned) {
-            cudaFreeHost(m->host_in);
-            cudaFreeHost(m->host_out);
-            m->host_in = m->host_out = NULL;
+        for (int k = 0; k < CHUNK_BUFFERS; ++k) {
+            cudaFree(*device[k]);
+            if (m->pinned)
+                cudaFreeHost(*host[k]), *host[k] = NULL;
         }
+        cudaFree(m->carry);
     }
 #endif
-    free(m->host_in);
-    free(m->host_out);
+    for (int k = 0; k < CHUNK_BUFFERS; ++k)
+        free(*host[k]);
     memset(m, 0, sizeof *m);
 }
 
-/* Buffers for `items` items of `in_size` and of `out_size` bytes, and the carry. */
+/* Buffers for `items` items of `in_size` and of `out_size` bytes, `segments_bytes` of keys
+ * or offsets (0: none), and the carry. */
 static int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size,
-                              size_t out_size)
+                              size_t out_size, size_t segments_bytes)
 {
     memset(m, 0, sizeof *m);
     m->on_gpu = on_gpu;
     m->carry = &m->host_carry;
+    void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
+    chunk_buffers(m, host, device);
+    const size_t bytes[CHUNK_BUFFERS] = {items * in_size, items * out_size, segments_bytes};
+    const size_t all = bytes[0] + bytes[1] + bytes[2];
 #ifdef DLSCAN_CLI_HAVE_CUDA
     if (on_gpu) {
         m->carry = NULL;
-        cudaError_t error = cudaMalloc(&m->device_in, items * in_size);
-        if (error == cudaSuccess)
-            error = cudaMalloc(&m->device_out, items * out_size);
-        if (error == cudaSuccess)
-            error = cudaMalloc(&m->carry, out_size);
+        cudaError_t error = cudaMalloc(&m->carry, out_size);
+        for (int k = 0; k < CHUNK_BUFFERS && error == cudaSuccess; ++k)
+            if (bytes[k])
+                error = cudaMalloc(device[k], bytes[k]);
         if (error != cudaSuccess) {
             (void)cudaGetLastError();
             chunk_memory_free(m);
-            return fail(STATUS_FAILED, "cudaMalloc of %zu + %zu bytes failed: %s",
-                        items * in_size, items * out_size, cudaGetErrorString(error));
+            return fail(STATUS_FAILED, "cudaMalloc of %zu bytes for a chunk failed: %s", all,
+                        cudaGetErrorString(error));
         }
         /* Pinned host memory copies faster; plain memory will do where it runs out. */
-        if (cudaMallocHost(&m->host_in, items * in_size) == cudaSuccess &&
-            cudaMallocHost(&m->host_out, items * out_size) == cudaSuccess) {
-            m->pinned = 1;
-        } else {
+        m->pinned = 1;
+        for (int k = 0; k < CHUNK_BUFFERS && m->pinned; ++k)
+            if (bytes[k] && cudaMallocHost(host[k], bytes[k]) != cudaSuccess)
+                m->pinned = 0;
+        if (!m->pinned) {
             (void)cudaGetLastError();
-            cudaFreeHost(m->host_in);
-            m->host_in = NULL;
+            for (int k = 0; k < CHUNK_BUFFERS; ++k)
+                cudaFreeHost(*host[k]), *host[k] = NULL;
         }
     }
 #endif
-    if (!m->pinned) {
-        m->host_in = malloc(items * in_size);
-        m->host_out = malloc(items * out_size);
-        if (!m->host_in || !m->host_out) {
-            chunk_memory_free(m);
-            return fail(STATUS_FAILED, "out of memory: %zu + %zu bytes of host memory",
-                        items * in_size, items * out_size);
-        }
-    }
+    if (!m->pinned)
+        for (int k = 0; k < CHUNK_BUFFERS; ++k)
+            if (bytes[k] && !(*host[k] = malloc(bytes[k]))) {
+                chunk_memory_free(m);
+                return fail(STATUS_FAILED, "out of memory: %zu bytes of host memory", all);
+            }
     return STATUS_OK;
 }
 
-/* host_out[0..count-1] = the scan of host_in[0..count-1], and the carry = its total. The
- * first chunk starts from *seed (NULL: the identity), the others from the carry. */
-static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const scan_options *o,
-                      int first, const void *seed)
+/* The library's arguments for the chunk's items [from, to): a scan without segments from
+ * the identity, which the caller adds to. */
+static dlscan_scan_args range_args(const chunk_memory *m, const scan_options *o, size_t from,
+                                   size_t to)
 {
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
-    a.d_in = m->on_gpu ? m->device_in : m->host_in;
-    a.d_out = m->on_gpu ? m->device_out : m->host_out;
-    a.n = count;
+    a.d_in = (const char *)(m->on_gpu ? m->device_in : m->host_in) + from * o->type->size;
+    a.d_out = (char *)(m->on_gpu ? m->device_out : m->host_out) + from * o->scan_type->size;
+    a.n = to - from;
     a.in_type = o->type->type;
     a.out_type = o->scan_type->type;
     a.op = o->op;
     a.exclusive = o->exclusive;
-    if (first)
-        a.init = seed;
-    else
-        a.d_init = m->carry;
-    a.d_total = m->carry;
+    return a;
+}
+
+/* One call of the library, unless it has no items. */
+static int run_scan(dlscan_handle_t h, const dlscan_scan_args *a)
+{
+    if (a->n > 0 && dlscan_scan(h, a, NULL) != DLSCAN_SUCCESS)
+        return fail(STATUS_FAILED, "dlscan_scan failed: %s", dlscan_last_error(h));
+    return STATUS_OK;
+}
+
+/* host_out[c->begin .. c->end - 1] = the scan of the same items of host_in, in the three
+ * calls of segments.h; the carry = the running total of the segment the chunk ends in.
+ * Segments start from *seed (NULL: the identity). The chunk's keys or offsets are in
+ * host_segments. */
+static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const scan_options *o,
+                      const chunk_segments *c, const void *seed)
+{
+    const int segmented = c->last_head > c->first_head;
+    const size_t segments_bytes = o->segments == SEGMENTS_KEYS ? count * o->key_type->size
+                                  : segmented ? (c->num_segments + 1) * sizeof(size_t)
+                                              : 0;
 #ifdef DLSCAN_CLI_HAVE_CUDA
     if (m->on_gpu) {
-        /* The scan and the copies run on the legacy default stream, in order. */
+        /* The scans and the copies run on the legacy default stream, in order. */
         cudaError_t error = cudaMemcpy(m->device_in, m->host_in, count * o->type->size,
                                        cudaMemcpyHostToDevice);
+        if (error == cudaSuccess && segments_bytes)
+            error = cudaMemcpy(m->device_segments, m->host_segments, segments_bytes,
+                               cudaMemcpyHostToDevice);
         if (error != cudaSuccess)
             return fail(STATUS_FAILED, "cudaMemcpy to the GPU failed: %s", cudaGetErrorString(error));
-        if (dlscan_scan(h, &a, NULL) != DLSCAN_SUCCESS)
-            return fail(STATUS_FAILED, "dlscan_scan failed: %s", dlscan_last_error(h));
-        error = cudaMemcpy(m->host_out, m->device_out, count * o->scan_type->size,
-                           cudaMemcpyDeviceToHost);
+    }
+#else
+    (void)segments_bytes;
+#endif
+    const char *segments = m->on_gpu ? m->device_segments : m->host_segments;
+
+    /* The end of the segment that the chunk before ended in. */
+    dlscan_scan_args a = range_args(m, o, c->begin, c->first_head);
+    a.d_init = a.d_total = m->carry;
+    int status = run_scan(h, &a);
+    /* Whole segments. */
+    if (status == STATUS_OK && segmented) {
+        a = range_args(m, o, c->first_head, c->last_head);
+        a.init = seed;
+        if (o->segments == SEGMENTS_KEYS) {
+            a.d_keys = segments + c->first_head * o->key_type->size;
+            a.key_type = o->key_type->type;
+        } else {
+            a.d_offsets = (const size_t *)segments;
+            a.num_segments = c->num_segments;
+        }
+        status = run_scan(h, &a);
+    }
+    /* The last segment's start. */
+    if (status == STATUS_OK) {
+        a = range_args(m, o, c->last_head, c->end);
+        a.init = seed;
+        a.d_total = m->carry;
+        status = run_scan(h, &a);
+    }
+    if (status != STATUS_OK)
+        return status;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    if (m->on_gpu) {
+        const cudaError_t error = cudaMemcpy(m->host_out, m->device_out,
+                                             count * o->scan_type->size, cudaMemcpyDeviceToHost);
         if (error != cudaSuccess)
             return fail(STATUS_FAILED, "the scan or the copy back failed: %s",
                         cudaGetErrorString(error));
-        return STATUS_OK;
     }
 #endif
-    if (dlscan_scan(h, &a, NULL) != DLSCAN_SUCCESS)
-        return fail(STATUS_FAILED, "dlscan_scan failed: %s", dlscan_last_error(h));
     return STATUS_OK;
+}
+
+/* Items [from, to) of a chunk, in no segment: the input, converted to the output type. */
+static void copy_unscanned(const scan_options *o, const char *in, char *out, size_t from,
+                           size_t to)
+{
+    for (size_t i = from; i < to; ++i)
+        convert_value(o->type->type, o->out_type->type, in + i * o->type->size,
+                      out + i * o->out_type->size);
 }
 
 /* Whether the library scans --type into --out-type: a scan of no items says, before any
@@ -304,17 +406,31 @@ static int check_pair(dlscan_handle_t h, const scan_options *o)
     return STATUS_OK;
 }
 
-/* Items per chunk: the option, else the backend's default in bytes of the wider of the two
- * types, never more than the input can hold where its size is known. */
+/* The bytes of keys or offsets for each item of a chunk (0: none). */
+static size_t segment_item_size(const scan_options *o)
+{
+    return o->segments == SEGMENTS_KEYS      ? o->key_type->size
+           : o->segments == SEGMENTS_OFFSETS ? sizeof(size_t)
+                                             : 0;
+}
+
+/* Items per chunk: the option, else the backend's default in bytes of the widest of the
+ * types (values in and out, keys or offsets), never more than the input can hold where its
+ * size is known. */
 static size_t chunk_items_for(const scan_options *o, const input_file *in, int on_gpu)
 {
     size_t bytes = on_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
 #ifdef DLSCAN_CLI_HAVE_CUDA
+    /* each device buffer, twice over: room to spare */
+    const size_t buffers = o->segments ? 6 : 4;
     size_t free_bytes = 0, total_bytes = 0;
-    if (on_gpu && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && free_bytes / 4 < bytes)
-        bytes = free_bytes / 4; /* two device buffers, and room to spare */
+    if (on_gpu && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess &&
+        free_bytes / buffers < bytes)
+        bytes = free_bytes / buffers;
 #endif
-    const size_t wider = o->type->size > o->scan_type->size ? o->type->size : o->scan_type->size;
+    size_t wider = o->type->size > o->scan_type->size ? o->type->size : o->scan_type->size;
+    if (segment_item_size(o) > wider)
+        wider = segment_item_size(o);
     size_t items = o->chunk_items ? (size_t)o->chunk_items : bytes / wider;
     if (in->size >= 0) {
         /* binary: the file's items; text: a number and a newline take two bytes at least */
@@ -341,6 +457,7 @@ int cmd_scan(int argc, char **argv)
     output_file out = {0};
     dlscan_handle_t h = NULL;
     chunk_memory memory = {0};
+    segment_input segments = {0};
     int on_gpu = 0;
     if ((status = input_open(&in, o.in_path)) != STATUS_OK)
         goto done;
@@ -348,34 +465,47 @@ int cmd_scan(int argc, char **argv)
         status = input_truncated(&in, (unsigned long long)in.size, type);
         goto done;
     }
-    if ((status = output_open(&out, o.out_path)) != STATUS_OK ||
+    if ((status = segments_open(&segments, o.segments, o.segments_path, o.key_type, o.text, &in,
+                                type)) != STATUS_OK ||
+        (status = output_open(&out, o.out_path)) != STATUS_OK ||
         (status = open_handle(o.backend, o.threads, o.quiet, "scanning on the CPU backend", &h,
                               &on_gpu)) != STATUS_OK ||
         (status = check_pair(h, &o)) != STATUS_OK)
         goto done;
     const size_t chunk = chunk_items_for(&o, &in, on_gpu);
-    if ((status = chunk_memory_alloc(&memory, on_gpu, chunk, type->size, o.scan_type->size)) !=
-        STATUS_OK)
+    /* keys: one per item; offsets: those within a chunk, as size_t, at most one per item
+     * and one more */
+    const size_t segments_bytes = o.segments == SEGMENTS_OFFSETS ? (chunk + 1) * sizeof(size_t)
+                                                                 : chunk * segment_item_size(&o);
+    if ((status = chunk_memory_alloc(&memory, on_gpu, chunk, type->size, o.scan_type->size,
+                                     segments_bytes)) != STATUS_OK)
         goto done;
 
     progress bar;
     progress_start(&bar, o.quiet);
-    for (int first = 1;; first = 0) {
+    unsigned long long total = 0; /* items so far */
+    for (;;) {
         size_t n = 0;
         status = o.text ? read_text_chunk(&in, type, memory.host_in, chunk, &n)
                         : read_binary_chunk(&in, type, memory.host_in, chunk, &n);
         if (status != STATUS_OK || n == 0)
             break;
-        if ((status = scan_chunk(h, &memory, n, &o, first, seed)) != STATUS_OK)
+        total += n;
+        chunk_segments c;
+        if ((status = segments_next_chunk(&segments, n, memory.host_segments, &c)) != STATUS_OK ||
+            (status = scan_chunk(h, &memory, n, &o, &c, seed)) != STATUS_OK)
             break;
         char *result = memory.host_out;
         if (o.scan_type != out_type) /* float32 rounded to float16 or bfloat16, in place */
-            for (size_t i = 0; i < n; ++i) {
+            for (size_t i = c.begin; i < c.end; ++i) {
                 float x;
                 memcpy(&x, result + 4 * i, 4);
                 const uint16_t bits = float_to_16_bits(out_type->type, x);
                 memcpy(result + 2 * i, &bits, 2);
             }
+        /* Items in no segment (after the rounding, which writes only the scanned ones). */
+        copy_unscanned(&o, memory.host_in, result, 0, c.begin);
+        copy_unscanned(&o, memory.host_in, result, c.end, n);
         if (o.text)
             for (size_t i = 0; i < n; ++i)
                 write_text_value(out.f, out_type->type, result + i * out_type->size);
@@ -389,12 +519,15 @@ int cmd_scan(int argc, char **argv)
     }
     progress_update(&bar, in.consumed, in.size, 1);
     if (status == STATUS_OK)
+        status = segments_finish(&segments, total);
+    if (status == STATUS_OK)
         status = output_commit(&out);
 done:
     if (status != STATUS_OK)
         output_discard(&out);
     chunk_memory_free(&memory);
     dlscan_destroy(h);
+    segments_close(&segments);
     input_close(&in);
     return status;
 }

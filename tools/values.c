@@ -1,8 +1,8 @@
 /*
  * values.c: the element types and operators of the `dlscan` command and their numbers
- * (values.h): parsing and printing values of each type, whole numbers for options, and
- * printable copies of bad tokens for messages. float16 and bfloat16 are converted here,
- * with the command's own code: it links only the public library.
+ * (values.h): parsing, printing and converting values of each type, whole numbers for
+ * options, and printable copies of bad tokens for messages. float16 and bfloat16 are
+ * converted here, with the command's own code: it links only the public library.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "values.h"
@@ -256,6 +256,66 @@ void write_text_value(FILE *out, dlscan_type type, const void *p)
     case DLSCAN_FLOAT32:
     case DLSCAN_FLOAT64: write_shortest_float(out, type, v); break;
     }
+}
+
+/* ---------------------------------------------------------------- conversions */
+
+static int is_float_type(dlscan_type type)
+{
+    return type == DLSCAN_FLOAT16 || type == DLSCAN_BFLOAT16 || type == DLSCAN_FLOAT32 ||
+           type == DLSCAN_FLOAT64;
+}
+
+void convert_value(dlscan_type from, dlscan_type to, const void *src, void *dst)
+{
+    scan_value v, r;
+    memset(&v, 0, sizeof v);
+    memset(&r, 0, sizeof r);
+    memcpy(&v, src, all_types[from].size);
+    if (from == to) {
+        r = v;
+    } else if (!is_float_type(from) && !is_float_type(to)) {
+        /* the bits sign-extended to 64; little-endian: the low bytes come first */
+        const int64_t wide = from == DLSCAN_INT8    ? v.i8
+                             : from == DLSCAN_INT16 ? v.i16
+                             : from == DLSCAN_INT32 ? v.i32
+                                                    : v.i64; /* unsigned: zero-extended */
+        r.u64 = from == DLSCAN_UINT8 || from == DLSCAN_UINT16 || from == DLSCAN_UINT32
+                    ? v.u64
+                    : (uint64_t)wide;
+    } else if ((from == DLSCAN_FLOAT16 || from == DLSCAN_BFLOAT16) && to == DLSCAN_FLOAT32 &&
+               (v.u16 & 0x7fffu) > small_float_infinity(small_float_of(from))) {
+        /* a NaN keeps its sign and its payload bits */
+        const int fraction_bits = small_float_of(from).fraction_bits;
+        r.u32 = (uint32_t)(v.u16 & 0x8000u) << 16 | 0x7f800000u |
+                (uint32_t)(v.u16 & ((1u << fraction_bits) - 1)) << (23 - fraction_bits);
+    } else {
+        double x;
+        switch (from) {
+        case DLSCAN_INT8: x = v.i8; break;
+        case DLSCAN_UINT8: x = v.u8; break;
+        case DLSCAN_INT16: x = v.i16; break;
+        case DLSCAN_UINT16: x = v.u16; break;
+        case DLSCAN_INT32: x = v.i32; break;
+        case DLSCAN_UINT32: x = v.u32; break;
+        case DLSCAN_INT64: x = (double)v.i64; break;
+        case DLSCAN_UINT64: x = (double)v.u64; break;
+        case DLSCAN_FLOAT16:
+        case DLSCAN_BFLOAT16: x = small_float_to_double(v.u16, small_float_of(from)); break;
+        case DLSCAN_FLOAT32: x = v.f32; break;
+        default: x = v.f64; break;
+        }
+        switch (to) {
+        case DLSCAN_FLOAT16:
+        case DLSCAN_BFLOAT16: r.u16 = small_float_from_double(x, small_float_of(to)); break;
+        case DLSCAN_FLOAT32: r.f32 = (float)x; break;
+        case DLSCAN_FLOAT64: r.f64 = x; break;
+        default: /* a float into an integer: no pair of the library; truncated, or 0 */
+            r.i64 = x > -9.2e18 && x < 9.2e18 ? (int64_t)x : 0;
+            break;
+        }
+    }
+    memcpy(dst, &r, all_types[to].size);
 }
 
 /* ---------------------------------------------------------------- options and messages */

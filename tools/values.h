@@ -65,6 +65,12 @@ void write_text_value(FILE *out, dlscan_type type, const void *p);
 float float_from_16_bits(dlscan_type type, uint16_t bits);
 uint16_t float_to_16_bits(dlscan_type type, float x);
 
+/* One item of type `from` at `src`, converted to `to` at `dst` as dlscan_scan converts an
+ * item to its output type (as C converts it): the same type is copied bit for bit (NaN
+ * payloads too), integers are sign- or zero-extended and keep their low bits (int8 -1 is
+ * uint32 4294967295), float16 and bfloat16 widen exactly, floats round to the nearest. */
+void convert_value(dlscan_type from, dlscan_type to, const void *src, void *dst);
+
 /* A whole decimal number in [low, high] (for option values). */
 int parse_count(const char *text, unsigned long long low, unsigned long long high,
                 unsigned long long *value);
