@@ -17,11 +17,11 @@
  *   dlscan  dlscan_scan, in_type into out_type;
  *   cub     cub::DeviceScan::InclusiveScan accumulating in the output type (cub.cu).
  * Method as in bench.c: each variant is first validated (poisoned output, compared item by item
- * with the sequential reference below), warmed up (3 calls), then timed back to back between
- * CUDA events in batches of about 4 ms, the variants' batches alternating round by round; the
- * median batch gives the time per call. Reported: us per call, GB/s (the floor's bytes over the
- * time), the fraction of the floor (floor time / time), dlscan's speedup over CUB (CUB time /
- * dlscan time, which is also the ratio of calls per second) and calls per second.
+ * with the sequential reference below), then (timing.c) warmed up (3 calls) and timed back to
+ * back between CUDA events in batches of about 4 ms, the variants' batches alternating round by
+ * round; the median batch gives the time per call. Reported: us per call, GB/s (the floor's
+ * bytes over the time), the fraction of the floor (floor time / time), dlscan's speedup over CUB
+ * (CUB time / dlscan time, which is also the ratio of calls per second) and calls per second.
  *
  * --chain: per pair, one array of `chunks` x 2^chunk-log items, scanned by one call per chunk;
  * the calls of one pass are timed as one region between two CUDA events:
@@ -50,8 +50,9 @@
 #include "cuda_check.h"
 #include "dlscan.h"
 #include "pairs.h"
-#include "variants.h"
 #include "stats.h"
+#include "timing.h"
+#include "variants.h"
 
 typedef struct pair {
     dlscan_type in, out;
@@ -214,8 +215,10 @@ typedef struct sweep {
     void *d_in, *d_out, *d_copy; /* d_copy: memcpy's destination */
 } sweep;
 
-static int run_variant(const sweep *s, int v, size_t n, cudaStream_t stream)
+/* A bench_run_fn (timing.h): context is the sweep. */
+static int run_variant(const void *context, int v, size_t n, cudaStream_t stream)
 {
+    const sweep *s = context;
     size_t cub_bytes = s->cub_temp_bytes;
     switch (v) {
     case FLOOR: return bench_copy_convert(s->p.in, s->p.out, s->d_in, s->d_out, n, stream);
@@ -228,45 +231,7 @@ static int run_variant(const sweep *s, int v, size_t n, cudaStream_t stream)
     }
 }
 
-/* ---------------------------------------------------------------- timing */
-
-
-typedef struct timer {
-    cudaStream_t stream;
-    cudaEvent_t start, stop;
-} timer;
-
-/* One batch of `calls` back-to-back calls: GPU ms per call, and the host's us to enqueue one. */
-static int time_batch(const sweep *s, int v, size_t n, const timer *t, int calls, double *ms_per_call,
-                      double *host_us)
-{
-    int error = 0;
-    float ms = 0;
-    CUDA_CHECK(cudaEventRecord(t->start, t->stream));
-    const double host_start = bench_host_seconds();
-    for (int c = 0; c < calls && !error; ++c)
-        error = run_variant(s, v, n, t->stream);
-    *host_us = (bench_host_seconds() - host_start) * 1e6 / calls;
-    CUDA_CHECK(cudaEventRecord(t->stop, t->stream));
-    CUDA_CHECK(cudaEventSynchronize(t->stop));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, t->start, t->stop));
-    *ms_per_call = ms / calls;
-    return error;
-}
-
-/* Warms up (3 calls) and sets *calls to a batch of about 4 ms. */
-static int warm_up(const sweep *s, int v, size_t n, const timer *t, int *calls)
-{
-    int error = 0;
-    for (int i = 0; i < 3 && !error; ++i)
-        error = run_variant(s, v, n, t->stream);
-    double ms = 0, host_us;
-    if (!error)
-        error = time_batch(s, v, n, t, 1, &ms, &host_us);
-    *calls = (int)ceil(4.0 / (ms > 1e-4 ? ms : 1e-4));
-    *calls = *calls < 3 ? 3 : *calls > 4000 ? 4000 : *calls;
-    return error;
-}
+/* ---------------------------------------------------------------- validation */
 
 /* Runs once into a poisoned output and checks it. Returns 1 if right. */
 static int validate(const sweep *s, int v, size_t n, cudaStream_t stream, const void *host_in,
@@ -389,36 +354,20 @@ typedef struct row {
 } row;
 
 /* Times every variant of one pair at one size into r. Returns how many could not be timed. */
-static int sweep_size(const sweep *s, int log, const timer *t, int repeats, const void *host_in,
+static int sweep_size(const sweep *s, int log, const bench_timer *t, int repeats, const void *host_in,
                       void *host_out, int have_cub, row *r)
 {
     const size_t n = (size_t)1 << log;
-    int calls[VARIANTS] = {0}, failed = 0;
-    double samples[VARIANTS][64], host_samples[VARIANTS][64];
+    int failed = 0;
     r->p = s->p, r->log = log, r->n = n;
     for (int v = 0; v < VARIANTS; ++v) {
         if (v == CUB && !have_cub)
             continue;
         r->valid[v] = validate(s, v, n, t->stream, host_in, host_out);
-        if (r->valid[v] && warm_up(s, v, n, t, &calls[v]) != 0) {
-            r->valid[v] = 0;
-            fprintf(stderr, "bench_pairs: %s, n = %zu: a timed call failed\n", variant_names[v], n);
-        }
         failed += !r->valid[v];
     }
-    for (int round = 0; round < repeats; ++round)
-        for (int v = 0; v < VARIANTS; ++v)
-            if (r->valid[v] &&
-                time_batch(s, v, n, t, calls[v], &samples[v][round], &host_samples[v][round]) != 0) {
-                r->valid[v] = 0, ++failed;
-                fprintf(stderr, "bench_pairs: %s, n = %zu: a timed call failed\n", variant_names[v], n);
-            }
-    for (int v = 0; v < VARIANTS; ++v)
-        if (r->valid[v]) {
-            r->us[v] = 1000.0 * bench_median(samples[v], repeats);
-            r->host_us[v] = bench_median(host_samples[v], repeats);
-        }
-    return failed;
+    return failed + bench_time_variants(t, run_variant, s, n, VARIANTS, repeats, "bench_pairs",
+                                        variant_names, r->valid, r->us, r->host_us);
 }
 
 static size_t floor_bytes(const row *r) { return r->n * (size_of(r->p.in) + size_of(r->p.out)); }
@@ -525,7 +474,7 @@ static void sweep_markdown(FILE *f, const struct cudaDeviceProp *prop, const row
     }
 }
 
-static int run_sweep(const options *o, const struct cudaDeviceProp *prop, const timer *t)
+static int run_sweep(const options *o, const struct cudaDeviceProp *prop, const bench_timer *t)
 {
     FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
     if (o->csv && !csv) {
@@ -653,7 +602,7 @@ static int chain_pass(dlscan_handle_t h, const pair *p, const char *in, char *ou
 
 /* One timed pass (ms); the running total starts from zero, outside the timed region. */
 static int time_pass(dlscan_handle_t h, const pair *p, const void *in, void *out, int chunks,
-                     size_t chunk_n, int kind, void *d_value, const timer *t, double *ms)
+                     size_t chunk_n, int kind, void *d_value, const bench_timer *t, double *ms)
 {
     float elapsed = 0;
     CUDA_CHECK(cudaMemsetAsync(d_value, 0, size_of(p->out), t->stream));
@@ -668,7 +617,7 @@ static int time_pass(dlscan_handle_t h, const pair *p, const void *in, void *out
 
 /* Checks one pass of each kind into a poisoned output, and the chained total. */
 static int validate_chain(dlscan_handle_t h, const pair *p, const void *d_in, void *d_out, int chunks,
-                          size_t chunk_n, void *d_value, const timer *t, const void *host_in,
+                          size_t chunk_n, void *d_value, const bench_timer *t, const void *host_in,
                           void *host_out)
 {
     const size_t n = (size_t)chunks * chunk_n, out_size = size_of(p->out);
@@ -695,7 +644,7 @@ static int validate_chain(dlscan_handle_t h, const pair *p, const void *d_in, vo
     return 1;
 }
 
-static int run_chain(const options *o, const struct cudaDeviceProp *prop, const timer *t)
+static int run_chain(const options *o, const struct cudaDeviceProp *prop, const bench_timer *t)
 {
     const size_t chunk_n = (size_t)1 << o->chunk_log, n = (size_t)o->chunks * chunk_n;
     FILE *csv = o->csv ? fopen(o->csv, "w") : NULL;
@@ -799,13 +748,9 @@ int main(int argc, char **argv)
     struct cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    timer t;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&t.start));
-    CUDA_CHECK(cudaEventCreate(&t.stop));
+    bench_timer t;
+    bench_timer_create(&t);
     const int status = o.chain ? run_chain(&o, &prop, &t) : run_sweep(&o, &prop, &t);
-    cudaEventDestroy(t.start);
-    cudaEventDestroy(t.stop);
-    cudaStreamDestroy(t.stream);
+    bench_timer_destroy(&t);
     return status;
 }

@@ -1,9 +1,10 @@
 // cub.cu: CUB, the library dlscan measures itself against, as the benches call it:
 // cub::DeviceScan as a variant of bench.c (the comparison the paper's figure makes), its
 // inclusive sum into a wider type for bench_pairs.c (pairs.h: six pairs, nothing more, as
-// each costs compile time), and cub::DeviceSelect, DeviceRunLengthEncode and
-// DeviceReduce::ReduceByKey for bench_compact.c. The one C++ file of dlscan; built only
-// where CUB headers are found.
+// each costs compile time), cub::DeviceSelect, DeviceRunLengthEncode and
+// DeviceReduce::ReduceByKey for bench_compact.c, and DeviceScan::InclusiveSumByKey and
+// InclusiveScanByKey for bench_segmented.c (int32 and int64 keys; int32, int64, float32 and
+// float64 values). The one C++ file of dlscan; built only where CUB headers are found.
 // Scan counts are passed as int, as a CUB user would for the bench's sizes (up to 2^30).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -205,4 +206,64 @@ extern "C" int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const
                                                    ::cuda::std::plus<>{}, (long long)n, stream);
     }
     return (int)cudaErrorInvalidValue;
+}
+
+namespace {
+
+// The scan by key of bench_segmented.c: runs of equal keys (K, compared with ==) are the
+// segments; the sum, or the running min or max, of V values within each.
+template <typename K, typename V>
+cudaError_t scan_by_key(dlscan_op op, void *temp, size_t &bytes, const void *keys,
+                        const void *values, void *out, size_t n, cudaStream_t stream)
+{
+    const K *k = static_cast<const K *>(keys);
+    const V *x = static_cast<const V *>(values);
+    V *y = static_cast<V *>(out);
+    if (n >= (size_t(1) << 31))
+        return cudaErrorInvalidValue;
+    switch (op) {
+    case DLSCAN_SUM:
+        return cub::DeviceScan::InclusiveSumByKey(temp, bytes, k, x, y, int(n),
+                                                  ::cuda::std::equal_to<>{}, stream);
+    case DLSCAN_MIN:
+        return cub::DeviceScan::InclusiveScanByKey(temp, bytes, k, x, y, cuda::minimum<>{}, int(n),
+                                                   ::cuda::std::equal_to<>{}, stream);
+    case DLSCAN_MAX:
+        return cub::DeviceScan::InclusiveScanByKey(temp, bytes, k, x, y, cuda::maximum<>{}, int(n),
+                                                   ::cuda::std::equal_to<>{}, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+template <typename K>
+cudaError_t scan_by_key_values(dlscan_type value_type, dlscan_op op, void *temp, size_t &bytes,
+                               const void *keys, const void *values, void *out, size_t n,
+                               cudaStream_t stream)
+{
+    switch (value_type) {
+    case DLSCAN_INT32: return scan_by_key<K, int>(op, temp, bytes, keys, values, out, n, stream);
+    case DLSCAN_INT64: return scan_by_key<K, long long>(op, temp, bytes, keys, values, out, n, stream);
+    case DLSCAN_FLOAT32: return scan_by_key<K, float>(op, temp, bytes, keys, values, out, n, stream);
+    case DLSCAN_FLOAT64: return scan_by_key<K, double>(op, temp, bytes, keys, values, out, n, stream);
+    default: break;
+    }
+    return cudaErrorNotSupported;
+}
+
+} // namespace
+
+extern "C" int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_type, dlscan_op op,
+                                     void *temp, size_t *temp_bytes, const void *keys,
+                                     const void *values, void *out, size_t n, cudaStream_t stream)
+{
+    size_t &bytes = *temp_bytes;
+    switch (key_type) {
+    case DLSCAN_INT32:
+        return (int)scan_by_key_values<int>(value_type, op, temp, bytes, keys, values, out, n, stream);
+    case DLSCAN_INT64:
+        return (int)scan_by_key_values<long long>(value_type, op, temp, bytes, keys, values, out, n,
+                                                  stream);
+    default: break;
+    }
+    return (int)cudaErrorNotSupported;
 }

@@ -22,3 +22,12 @@ int bench_cub_pair_scan(dlscan_type in_type, dlscan_type out_type, void *temp, s
     (void)stream;
     return 801; /* cudaErrorNotSupported */
 }
+
+int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_type, dlscan_op op, void *temp,
+                          size_t *temp_bytes, const void *keys, const void *values, void *out,
+                          size_t n, cudaStream_t stream)
+{
+    (void)key_type, (void)value_type, (void)op, (void)temp, (void)temp_bytes, (void)keys;
+    (void)values, (void)out, (void)n, (void)stream;
+    return 801; /* cudaErrorNotSupported */
+}

@@ -3,7 +3,8 @@
 (billions of items per second) against input size on a log axis, one curve per variant,
 one panel per element type. bench_pairs.c's CSV (scans into a wider type, told apart by its
 in_type column) becomes the fraction of the floor against input size, dlscan's and CUB's
-curves, one panel per pair.
+curves, one panel per pair; bench_segmented.c's (told apart by its mode column) the same, one
+panel per mode (by key, over offsets), one color per run length.
 
     python3 bench/plot.py results.csv plot.png
 """
@@ -75,6 +76,38 @@ def plot_pairs(rows):
     return fig, "Scans into a wider type against a copy of the same bytes"
 
 
+def plot_segmented(rows):
+    """bench_segmented.c: floor time over each variant's time, per mode, one color per run
+    length, dlscan solid and CUB dashed, against n."""
+    modes = list(dict.fromkeys(r["mode"] for r in rows))
+    lengths = list(dict.fromkeys(r["length"] for r in rows))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    titles = {"keys": "by key", "offsets": "over offsets (CUB: by key, keys made from the offsets)"}
+    fig, axes = plt.subplots(1, len(modes), figsize=(7 * len(modes), 5.5), squeeze=False)
+    top = max([1.15] + [1.05 * float(r["fraction_of_floor"]) for r in rows if r["variant"] in ("dlscan", "cub")])
+    def describe(length):  # "r32": lengths uniform in 1 .. 63
+        return f"{length} (1..{2 * int(length[1:]) - 1})" if length.startswith("r") else length
+
+    for ax, mode in zip(axes[0], modes):
+        for k, length in enumerate(lengths):
+            for variant, style in (("dlscan", dict(linewidth=2)), ("cub", dict(linestyle="--", linewidth=1.2))):
+                points = sorted((int(r["n"]), float(r["fraction_of_floor"])) for r in rows
+                                if (r["mode"], r["length"], r["variant"]) == (mode, length, variant))
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", color=colors[k % len(colors)],
+                        label=f"{variant}, run length {describe(length)}", **style)
+        ax.axhline(1.0, label="floor (a copy of the same bytes)", **STYLES["memcpy"])
+        ax.axhline(0.95, color="gray", linestyle=":", linewidth=1, label="0.95 of the floor")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, top)
+        ax.set_xlabel("input size (items)")
+        ax.set_ylabel("fraction of the floor (floor time / time)")
+        ax.set_title(titles.get(mode, mode))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right", ncol=2)
+    r = rows[0]
+    return fig, f"Segmented inclusive {r['op']}s ({r['key_type']} keys, {r['type']} values) against a copy"
+
+
 def plot_types(rows):
     """bench.c and the CPU sweep: items per second, per type, against n."""
     types = list(dict.fromkeys(r["type"] for r in rows))
@@ -102,7 +135,12 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot.py RESULTS.csv PLOT.png")
     header, rows = read(sys.argv[1])
-    fig, title = plot_pairs(rows) if rows and "in_type" in rows[0] else plot_types(rows)
+    if rows and "mode" in rows[0]:
+        fig, title = plot_segmented(rows)
+    elif rows and "in_type" in rows[0]:
+        fig, title = plot_pairs(rows)
+    else:
+        fig, title = plot_types(rows)
     # bench.c writes "gpu:" and "driver:" lines; the CPU sweep (cpu_sweep.c) "cpu:" and "dlscan:".
     machine = next((h for h in header if h.startswith(("gpu:", "cpu:"))), "gpu: unknown")
     versions = next((h for h in header if h.startswith(("driver:", "dlscan:"))), "")

@@ -43,6 +43,14 @@ int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
                       const unsigned char *flags, const void *values, void *out, void *out2,
                       size_t *num, size_t n, int threshold, cudaStream_t stream);
 
+/* CUB's scan by key for bench_segmented.c (cub.cu): cub::DeviceScan::InclusiveSumByKey (sum)
+ * or InclusiveScanByKey (min, max) of n < 2^31 values of value_type (int32, int64, float32,
+ * float64) with keys of key_type (int32, int64), compared with ==; temp == NULL asks for
+ * *temp_bytes. Returns a cudaError_t (cudaErrorNotSupported for other types and without CUB). */
+int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_type, dlscan_op op, void *temp,
+                          size_t *temp_bytes, const void *keys, const void *values, void *out,
+                          size_t n, cudaStream_t stream);
+
 /* The seed algorithms as baselines (baselines.cu): sets *count, returns the array. */
 const bench_variant *bench_baseline_variants(int *count);
 
