@@ -196,7 +196,8 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
 
     const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
     const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
-    const size_t tile = segmented ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
+    const size_t tile =
+        segmented ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
     const size_t in_bytes = n * in_size, bytes = n * size;
