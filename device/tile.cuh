@@ -55,9 +55,6 @@ template <typename T, int VEC> union dl_vector {
 /* An unsigned type of B bytes: one access of B bytes (32: two of 16, for a row of 8-byte keys
  * beside 4-byte items). */
 template <int B> struct dl_raw;
-template <> struct dl_raw<1> {
-    using type = unsigned char;
-};
 template <> struct dl_raw<2> {
     using type = unsigned short;
 };
