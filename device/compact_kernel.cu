@@ -309,8 +309,8 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
  * it) and handed to the compute warps in stage_before. */
 template <int KIND, typename X> struct dl_compact_stage {
     using S = dl_scan_shape<X>;
-    static_assert(S::tile_items >= DL_COMPACT_TILE,
-                  "descriptors are reserved for tiles of DL_COMPACT_TILE items (config.h)");
+    static_assert(S::tile_items >= DL_COMPACT_MIN_TILE,
+                  "descriptors are reserved for tiles of DL_COMPACT_MIN_TILE items (config.h)");
     static constexpr int flag_bytes = KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0;
     static constexpr int bytes = S::tile_bytes + flag_bytes; /* items, then flags */
     static constexpr int stages = dl_ring_stages(bytes);
@@ -543,6 +543,481 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
 #endif
 }
 
+/* ---------------------------------------------------------------- persistent (runs) */
+
+/*
+ * Run-length encoding and reduce-by-key also run persistent on sm_90 with 16-byte aligned keys
+ * (and values), with the segmented scans' four roles (segment_kernel.cu). The carried value is
+ * the pair (runs so far, value of the run still open): reduce-by-key's values under its
+ * operator; run-length encoding's count its items, each worth 1 (Y: 64-bit). The producer's bulk
+ * copies bring a tile's keys, with the 16 bytes of keys before them, and its values into a stage
+ * (run-length encoding's stage keeps their room for the run lengths). The reducer counts the
+ * tile's heads, reduces its values from its last head on, publishes that pair at once and hands
+ * it to the look-back warp, whose exclusive prefix reaches the compute warps through a ring twice
+ * as deep as the stages. The compute warps scan their rows' pairs (the transposed warp scan, then
+ * one barrier across the warps); each head puts its key, and the value that closes the run
+ * before it, at its run's index less the tile's first, compacted in the stage; a second barrier,
+ * then coalesced stores, and the stage is free. In place, the keys already where they go (the
+ * tile's leading heads, where every item before them is a head) are not written again.
+ */
+
+/* The values carried between tiles (type, op) and inside one (tile, tile_op): reduce-by-key's, or
+ * run-length encoding's counts of items (64-bit between tiles, 32-bit inside one). */
+template <int KIND, typename Y, typename YOp> struct dl_runs_values {
+    using type = Y;
+    using op = YOp;
+    using tile = Y;
+    using tile_op = YOp;
+};
+template <typename Y, typename YOp> struct dl_runs_values<DL_COMPACT_RUN_LENGTH, Y, YOp> {
+    using type = unsigned long long;
+    using op = dl_sum<unsigned long long>;
+    using tile = uint32_t;
+    using tile_op = dl_sum<uint32_t>;
+};
+
+/* The tile and its stage for keys X and values Y: each thread holds ROWS rows of one 16-byte access
+ * of keys (and the values beside them); the stage holds the 16 bytes of keys before the tile and
+ * its keys, where the compacted keys go. Reduce-by-key's stage then holds the tile's values, where
+ * the runs' aggregates go; its tiles are DL_RUNS_TILE_ITEMS_*. Run-length encoding's take the
+ * scan's tiles, keys alone: once the keys are out, the heads' positions in the tile go where the
+ * keys were, and a run's length is the distance to the next. Inside the tile a pair counts
+ * (heads, value since the last): reduce-by-key's values, run-length encoding's items (32 bits). */
+template <int KIND, typename X, typename Y> struct dl_runs_shape {
+    static constexpr bool values = KIND == DL_COMPACT_REDUCE_BY_KEY;
+    static constexpr int threads = DL_SCAN_THREADS;
+    static constexpr int warps = threads / 32;
+    static constexpr int vec = 16 / (int)sizeof(X);
+    static constexpr int tile_items = !values ? dl_scan_shape<X>::tile_items
+                                      : sizeof(X) == 4 && sizeof(Y) == 4 ? DL_RUNS_TILE_ITEMS_4B
+                                                                         : DL_RUNS_TILE_ITEMS_8B;
+    static constexpr int rows = tile_items / (threads * vec);
+    static constexpr int items_per_warp = 32 * vec * rows;
+    static constexpr int keys_at = 16;
+    static constexpr int values_at = keys_at + tile_items * (int)sizeof(X);
+    static constexpr int bytes = values_at + (values ? tile_items * (int)sizeof(Y) : 0);
+    static constexpr int stages = dl_ring_stages(bytes);
+    using pair = dl_segment<uint32_t, typename dl_runs_values<KIND, Y, dl_sum<Y>>::tile>;
+    /* the transposed warp scan's passes: its scratch near 1 KB per warp */
+    static constexpr int passes = rows * (int)sizeof(pair) > 32 ? rows * (int)sizeof(pair) / 32 : 1;
+    static_assert(rows * vec <= 32 && rows % passes == 0, "a thread's heads in one word");
+    static_assert(tile_items >= DL_COMPACT_MIN_TILE, "descriptors are reserved for them (config.h)");
+    static_assert(values_at % 16 == 0 && bytes % 16 == 0, "16-byte aligned bulk copies");
+};
+
+#define DL_RUNS_PERSISTENT_THREADS (DL_SCAN_THREADS + 96) /* + producer, reducer, look-back warp */
+
+/* The ring, and the rings twice as deep that carry each tile's pair from the reducer to the
+ * look-back warp (`valued`: all the reducer's lanes arrive, after their reads of the stage,
+ * which the compute warps then overwrite) and its prefix on to the compute warps (`prefixed`).
+ * The warps' pairs and first non-heads are read between the tile's first two barriers, and
+ * written for the next tile only after the second. */
+template <int KIND, typename X, typename Y, bool LEFT_FOLD, int STAGES>
+struct dl_runs_persistent_shared
+    : dl_persistent_shared<dl_key_runs<Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
+    using G = dl_runs_shape<KIND, X, Y>;
+    static constexpr int slots = 2 * STAGES;
+    uint64_t valued[slots];
+    uint64_t prefixed[slots];
+    uint32_t slot_tile[slots];
+    unsigned long long slot_heads[slots]; /* the reducer's pair */
+    Y slot_value[slots];
+    unsigned long long slot_prefix_heads[slots]; /* the look-back's prefix */
+    Y slot_prefix_value[slots];
+    typename G::pair warp_runs[G::warps];
+    int warp_non_head[G::warps];
+    typename G::pair scratch[G::warps][dl_warp_scratch<typename G::pair, G::rows, G::passes>::items];
+};
+
+template <int KIND, typename X, typename Y, bool LEFT_FOLD>
+using dl_runs_shared_for =
+    dl_runs_persistent_shared<KIND, X, Y, LEFT_FOLD, dl_runs_shape<KIND, X, Y>::stages>;
+
+/* The producer's fill: the keys with the 16 bytes before them (tile 0 has none), then the
+ * values. The partial last tile is left to global loads. */
+template <int KIND, typename X, typename Y> struct dl_runs_fill {
+    static constexpr bool warp_wide = false;
+    const dl_compact_params &p;
+    unsigned char *stages;
+    __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
+    {
+        using G = dl_runs_shape<KIND, X, Y>;
+        const uint64_t base = (uint64_t)tile * G::tile_items;
+        if (base + G::tile_items > p.n)
+            return false;
+        constexpr bool values = G::values;
+        constexpr uint32_t key_bytes = G::tile_items * sizeof(X), value_bytes = G::tile_items * sizeof(Y);
+        const uint32_t before = tile ? 16 : 0;
+        unsigned char *stage = stages + s * G::bytes;
+        dl_bulk_expect(full, key_bytes + before + (values ? value_bytes : 0));
+        dl_bulk_copy(stage + G::keys_at - before,
+                     static_cast<const unsigned char *>(p.in) + base * sizeof(X) - before, key_bytes + before,
+                     full);
+        if (values)
+            dl_bulk_copy(stage + G::values_at, static_cast<const Y *>(p.values_in) + base, value_bytes, full);
+        return true;
+    }
+};
+
+/* Reducer (one warp): each tile's heads and the reduction of its values from its last head on (run
+ * lengths: the items from there), published at once (tile 0: as its prefix) and handed to the
+ * look-back warp. */
+template <int KIND, typename X, typename Y, typename YOp, typename SHARED>
+__device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const dl_probe &probe,
+                                               SHARED &sh, const unsigned char *stages, uint32_t tiles)
+{
+    using G = dl_runs_shape<KIND, X, Y>;
+    using V = dl_key_runs<Y>;
+    using VOp = dl_key_runs_op<Y, YOp>;
+    const int lane = threadIdx.x % 32;
+    const X *in = static_cast<const X *>(p.in);
+    const Y *values_in = static_cast<const Y *>(p.values_in);
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        if (tile >= tiles) {
+            if (lane == 0)
+                sh.slot_tile[q] = tile;
+            dl_mbar_arrive(&sh.valued[q]);
+            return;
+        }
+        const uint64_t base = (uint64_t)tile * G::tile_items;
+        const int count = p.n - base < (uint64_t)G::tile_items ? (int)(p.n - base) : G::tile_items;
+        const unsigned char *stage = stages + s * G::bytes;
+        const X *keys = reinterpret_cast<const X *>(stage + G::keys_at);
+
+        /* The heads, and the last: the key before each lane's vector from the lane before. */
+        uint32_t heads = 0;
+        int last = -1;
+        if (count == G::tile_items) {
+            X carry = tile ? keys[-1] : X(0);
+#pragma unroll 4
+            for (int j0 = 0; j0 < G::tile_items / G::vec; j0 += 32) {
+                dl_vector<X, G::vec> u;
+                u.raw = reinterpret_cast<const uint4 *>(keys)[j0 + lane];
+                const X from_left = dl_shfl_up(u.item[G::vec - 1], 1);
+                X previous = lane ? from_left : carry;
+                carry = dl_shfl(u.item[G::vec - 1], 31);
+#pragma unroll
+                for (int e = 0; e < G::vec; ++e) {
+                    const int i = (j0 + lane) * G::vec + e;
+                    const bool head = previous != u.item[e] || (tile == 0 && i == 0);
+                    heads += head;
+                    last = head ? i : last;
+                    previous = u.item[e];
+                }
+            }
+        } else {
+            for (int i = lane; i < count; i += 32) {
+                const bool head = base + i == 0 || in[base + i] != in[base + i - 1];
+                heads += head;
+                last = head ? i : last;
+            }
+        }
+        heads = __reduce_add_sync(0xffffffffu, heads);
+        last = __reduce_max_sync(0xffffffffu, last);
+
+        /* The values from the last head on, VEC chains a lane in a fixed order; run lengths count. */
+        const int from = last < 0 ? 0 : last;
+        Y value;
+        if constexpr (KIND == DL_COMPACT_RUN_LENGTH) {
+            value = (Y)(count - from);
+        } else {
+            constexpr int VEC = 16 / (int)sizeof(Y);
+            Y chain[VEC];
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                chain[e] = YOp::identity();
+            if (count == G::tile_items) {
+                const uint4 *staged = reinterpret_cast<const uint4 *>(stage + G::values_at);
+#pragma unroll 4
+                for (int j = from / VEC + lane; j < G::tile_items / VEC; j += 32) {
+                    dl_vector<Y, VEC> u;
+                    u.raw = staged[j];
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e)
+                        if (j * VEC + e >= from)
+                            chain[e] = YOp()(chain[e], u.item[e]);
+                }
+            } else {
+                for (int i = from + lane; i < count; i += 32)
+                    chain[0] = YOp()(chain[0], values_in[base + i]);
+            }
+            Y acc = chain[0];
+#pragma unroll
+            for (int e = 1; e < VEC; ++e)
+                acc = YOp()(acc, chain[e]);
+            value = dl_warp_reduce<Y, YOp>(acc);
+        }
+        if (lane == 0) {
+            dl_publish_aggregate<V, VOp>(p.descriptors, tile, sh.epoch, VOp::identity(), V{heads, value}, probe);
+            sh.slot_tile[q] = tile;
+            sh.slot_heads[q] = heads;
+            sh.slot_value[q] = value;
+        }
+        __syncwarp();
+        dl_mbar_arrive(&sh.valued[q]);
+        dl_mbar_arrive(&sh.empty[s]);
+    }
+}
+
+/* Look-back warp: each tile's exclusive prefix, once the reducer has its pair; then the tile's P,
+ * and the prefix to the compute warps. */
+template <typename Y, typename YOp, bool LEFT_FOLD, typename SHARED>
+__device__ __forceinline__ void dl_runs_look_back(const dl_compact_params &p, const dl_probe &probe,
+                                                  SHARED &sh, uint32_t tiles)
+{
+    using V = dl_key_runs<Y>;
+    using VOp = dl_key_runs_op<Y, YOp>;
+    constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
+    const int lane = threadIdx.x % 32;
+    for (uint32_t k = 0;; ++k) {
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.valued[q], (k / SHARED::slots) & 1);
+        const uint32_t tile = dl_stage_header(sh.slot_tile[q]);
+        if (tile >= tiles) {
+            if (lane == 0)
+                dl_mbar_arrive(&sh.prefixed[q]);
+            return;
+        }
+        const V aggregate = {dl_stage_header(sh.slot_heads[q]), dl_stage_header(sh.slot_value[q])};
+        V prefix = VOp::identity();
+        if (tile != 0) {
+            prefix = dl_gpu_lookback<V, VOp, LEFT_FOLD, slots>(p.descriptors, tile, sh.epoch, sh.fold_buffer,
+                                                               probe);
+            if (lane == 0) {
+                probe.pause(tile, 2);
+                dl_gpu_publish<V>(p.descriptors, tile, sh.epoch, DL_STATUS_P, VOp()(prefix, aggregate));
+            }
+        }
+        if (lane == 0) {
+            sh.slot_prefix_heads[q] = prefix.heads;
+            sh.slot_prefix_value[q] = prefix.value;
+            dl_mbar_arrive(&sh.prefixed[q]);
+        }
+    }
+}
+
+/* Compute warps: keys, heads (and values) into registers, the rows' pairs scanned, the tile's
+ * prefix from a look-back warp, then each head's key, and the value closing the run before it
+ * (run-length encoding: the head's position), compacted in the stage and stored; then the stage
+ * is free. */
+template <int KIND, typename X, typename Y, typename YOp, typename SHARED>
+__device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHARED &sh, unsigned char *stages,
+                                                uint32_t tiles)
+{
+    using G = dl_runs_shape<KIND, X, Y>;
+    using TY = typename dl_runs_values<KIND, Y, YOp>::tile;
+    using TOp = typename dl_runs_values<KIND, Y, YOp>::tile_op;
+    using P = dl_segment<uint32_t, TY>;
+    using POp = dl_segmented<uint32_t, TY, TOp>;
+    constexpr int ROWS = G::rows, VEC = G::vec;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, t = threadIdx.x;
+    const int warp_first = warp * G::items_per_warp;
+    const X *in = static_cast<const X *>(p.in);
+    const Y *values_in = static_cast<const Y *>(p.values_in);
+    X *keys_out = static_cast<X *>(p.out);
+    Y *closed_out = static_cast<Y *>(p.out2);
+    const bool in_place = p.out == p.in;
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        if (tile >= tiles)
+            return;
+        const uint64_t base = (uint64_t)tile * G::tile_items;
+        const uint64_t warp_base = base + warp_first;
+        const bool whole = base + G::tile_items <= p.n;
+        const int count = whole ? G::tile_items : (int)(p.n - base);
+        unsigned char *stage = stages + s * G::bytes;
+        X *keys = reinterpret_cast<X *>(stage + G::keys_at);
+        Y *values = reinterpret_cast<Y *>(stage + G::values_at);
+
+        /* Keys, values (run-length encoding: 1 for each item before n, which `valid` marks) and
+         * heads. */
+        X key[ROWS][VEC];
+        TY v[G::values ? ROWS : 1][VEC];
+        uint32_t valid = ~0u;
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const int first = warp_first + (r * 32 + lane) * VEC; /* tile index of key[r][0] */
+            if (whole) {
+                dl_vector<X, VEC> u;
+                u.raw = reinterpret_cast<const uint4 *>(keys)[first / VEC];
+#pragma unroll
+                for (int e = 0; e < VEC; ++e)
+                    key[r][e] = u.item[e];
+                if constexpr (G::values) {
+                    using W = dl_row_items<Y, VEC>;
+                    W w;
+                    w.raw = *reinterpret_cast<const typename W::raw_type *>(values + first);
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e)
+                        v[r][e] = w.item[e];
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) {
+                    const uint64_t g = base + first + e;
+                    key[r][e] = g < p.n ? in[g] : X(0);
+                    if constexpr (G::values)
+                        v[r][e] = g < p.n ? values_in[g] : YOp::identity();
+                    if (g >= p.n)
+                        valid &= ~(1u << (r * VEC + e));
+                }
+            }
+        }
+        auto value_of = [&](int r, int e) -> TY {
+            if constexpr (G::values)
+                return v[r][e];
+            else
+                return TY(valid >> (r * VEC + e) & 1);
+        };
+        uint32_t heads;
+        if (whole) {
+            heads = dl_key_heads(key, keys[warp_first - 1], warp_base == 0);
+        } else {
+            const X before = warp_base > 0 && warp_base - 1 < p.n ? in[warp_base - 1] : X(0);
+            heads = dl_key_heads(key, before, warp_base == 0) & valid;
+        }
+
+        /* The rows' pairs, the warp's, and the warp's first item that is not a head. */
+        P lane_runs[ROWS];
+        int non_head = G::tile_items;
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            TY value = TOp::identity();
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+                const bool head = heads >> (r * VEC + e) & 1;
+                value = head ? value_of(r, e) : TOp()(value, value_of(r, e));
+                const int i = warp_first + (r * 32 + lane) * VEC + e;
+                non_head = !head && i < non_head ? i : non_head;
+            }
+            lane_runs[r] = P{(uint32_t)__popc(heads >> (r * VEC) & ((1u << VEC) - 1)), value};
+        }
+        P row_prefix[ROWS];
+        const P warp_total =
+            dl_warp_prefixes_transposed<P, POp, ROWS, G::passes>(lane_runs, row_prefix, sh.scratch[warp]);
+        non_head = __reduce_min_sync(0xffffffffu, non_head);
+        if (lane == 0) {
+            sh.warp_runs[warp] = warp_total;
+            sh.warp_non_head[warp] = non_head;
+        }
+        dl_tile_sync<true, G::warps>();
+        const P inclusive = dl_warp_inclusive_scan<P, POp>(lane < G::warps ? sh.warp_runs[lane] : POp::identity());
+        const P before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
+        const P tile_total = dl_shfl(inclusive, G::warps - 1);
+        int tile_non_head = G::tile_items;
+        if (in_place)
+#pragma unroll
+            for (int w = 0; w < G::warps; ++w)
+                tile_non_head = min(tile_non_head, sh.warp_non_head[w]);
+
+        /* The tile's prefix, then each head's key, and the value closing the run before it, at the
+         * head's local index: the runs before it less those before the tile. */
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
+        const unsigned long long k0 = dl_stage_header(sh.slot_prefix_heads[q]);
+        const Y prefix = dl_stage_header(sh.slot_prefix_value[q]);
+        const int warp_runs = warp ? (int)before.heads : 0; /* the tile's runs before the warp */
+        Y warp_value = prefix;
+        if constexpr (G::values)
+            warp_value = warp == 0 ? prefix : before.heads ? before.value : YOp()(prefix, before.value);
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            int i = warp_runs + (int)row_prefix[r].heads;
+            Y running = warp_value;
+            if constexpr (G::values)
+                running = row_prefix[r].heads ? row_prefix[r].value : YOp()(warp_value, row_prefix[r].value);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+                if (heads >> (r * VEC + e) & 1) {
+                    keys[i] = key[r][e];
+                    if constexpr (G::values) {
+                        values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
+                        running = v[r][e];
+                    }
+                    ++i;
+                } else if constexpr (G::values) {
+                    running = YOp()(running, v[r][e]);
+                }
+            }
+        }
+        dl_tile_sync<true, G::warps>();
+
+        /* Out, coalesced: keys from the first that moves; tile 0's first closes no run. */
+        const int runs_here = (int)tile_total.heads;
+        const int stays = in_place && k0 == base ? tile_non_head : 0;
+        for (int i = t + stays; i < runs_here; i += G::threads)
+            keys_out[k0 + i] = keys[i];
+        Y last = tile_total.heads ? (Y)tile_total.value : YOp()(prefix, (Y)tile_total.value);
+        if constexpr (G::values) {
+            for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
+                closed_out[k0 - 1 + i] = values[i];
+        } else {
+            /* The heads' positions where the keys were; a run closes at the next head. */
+            uint32_t *positions = reinterpret_cast<uint32_t *>(keys);
+            dl_tile_sync<true, G::warps>();
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+                int i = warp_runs + (int)row_prefix[r].heads;
+#pragma unroll
+                for (int e = 0; e < VEC; ++e)
+                    if (heads >> (r * VEC + e) & 1)
+                        positions[i++] = (uint32_t)(warp_first + (r * 32 + lane) * VEC + e);
+            }
+            dl_tile_sync<true, G::warps>();
+            for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
+                closed_out[k0 - 1 + i] = i ? positions[i] - positions[i - 1] : prefix + positions[0];
+            if (runs_here)
+                last = (Y)(count - positions[runs_here - 1]);
+        }
+        if (tile == tiles - 1 && t == 0) {
+            const unsigned long long runs = k0 + tile_total.heads;
+            closed_out[runs - 1] = last;
+            *p.num_out = (size_t)runs;
+        }
+        dl_mbar_arrive(&sh.empty[s]);
+    }
+}
+
+template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
+__global__ void __launch_bounds__(DL_RUNS_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
+    dl_runs_persistent_kernel(const dl_compact_params p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using G = dl_runs_shape<KIND, X, Y>;
+    using SHARED = dl_runs_shared_for<KIND, X, Y, LEFT_FOLD>;
+    extern __shared__ __align__(128) unsigned char stages[];
+    __shared__ SHARED sh;
+    static_assert(dl_ring_fits<SHARED>(G::bytes), "blocks per SM");
+    const uint32_t tiles = (uint32_t)((p.n + G::tile_items - 1) / G::tile_items);
+    const int warp = threadIdx.x / 32;
+    const dl_probe probe(p.control);
+    if (threadIdx.x == 0)
+        for (int q = 0; q < SHARED::slots; ++q) {
+            dl_mbar_init(&sh.valued[q], 32);
+            dl_mbar_init(&sh.prefixed[q], 1);
+        }
+    /* `empty`: every lane of the compute warps and the reducer, after their accesses to the stage
+     * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
+    dl_ring_init(sh, (G::warps + 1) * 32);
+    if (warp == G::warps)
+        dl_persistent_produce(p.control, probe, sh, tiles, dl_runs_fill<KIND, X, Y>{p, stages});
+    else if (warp == G::warps + 1)
+        dl_runs_reduce<KIND, X, Y, YOp>(p, probe, sh, stages, tiles);
+    else if (warp == G::warps + 2)
+        dl_runs_look_back<Y, YOp, LEFT_FOLD>(p, probe, sh, tiles);
+    else
+        dl_runs_compute<KIND, X, Y, YOp>(p, sh, stages, tiles);
+    __syncthreads();
+    dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
+#endif
+}
+
 /* ---------------------------------------------------------------- launcher */
 
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
@@ -554,10 +1029,26 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_SELECT_FLAGGED || (uintptr_t)p->flags % 16 == 0);
-        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles) {
+        /* A few tiles per block take longer on the ring than one block per tile (2^22 int32 items:
+         * 18.0 against 17.0 us; bench/NOTES.md, "Compaction kernels"). */
+        if (aligned && p->persistent_blocks > 0 && tiles > 2ull * p->persistent_min_tiles) {
             dl_compact_persistent_kernel<KIND, X>
                 <<<p->persistent_blocks, DL_SCAN_PERSISTENT_THREADS,
                    dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes, stream>>>(*p);
+            return (int)cudaGetLastError();
+        }
+    }
+    if constexpr (KIND == DL_COMPACT_RUN_LENGTH || KIND == DL_COMPACT_REDUCE_BY_KEY) {
+        using R = typename dl_runs_values<KIND, Y, YOp>::type;
+        using ROp = typename dl_runs_values<KIND, Y, YOp>::op;
+        using G = dl_runs_shape<KIND, X, R>;
+        const uint64_t tiles = (p->n + G::tile_items - 1) / G::tile_items;
+        const bool aligned =
+            (uintptr_t)p->in % 16 == 0 && (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
+        /* From half a tile per block: one block per tile runs from global memory at half the pace. */
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
+            dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>
+                <<<p->persistent_blocks, DL_RUNS_PERSISTENT_THREADS, G::stages * G::bytes, stream>>>(*p);
             return (int)cudaGetLastError();
         }
     }
@@ -623,9 +1114,38 @@ template <int KIND, typename X> static int dl_compact_prepare_one(void)
                                      dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes);
 }
 
+/* The same for the persistent run kernels: keys of both sizes, values Y under YOp (run-length
+ * encoding: its counts). */
+template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD> static int dl_runs_prepare_one(void)
+{
+    using G = dl_runs_shape<KIND, X, Y>;
+    return (int)cudaFuncSetAttribute(dl_runs_persistent_kernel<KIND, X, Y, YOp, LEFT_FOLD>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, G::stages * G::bytes);
+}
+
+struct dl_runs_preparer {
+    template <typename Y, typename YOp> static int run(int unused)
+    {
+        (void)unused;
+        constexpr int RBK = DL_COMPACT_REDUCE_BY_KEY;
+        int error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, false>();
+        if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, false>();
+        if constexpr (dl_fold_order_matters<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>>::value) {
+            if (!error) error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, true>();
+            if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, true>();
+        }
+        return error;
+    }
+};
+
 extern "C" int dl_gpu_compact_prepare(void)
 {
-    int error = 0;
+    using Count = dl_sum<unsigned long long>;
+    int error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint32_t, unsigned long long, Count, false>();
+    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint64_t, unsigned long long, Count, false>();
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64 && !error; ++type)
+        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX && !error; ++op)
+            error = dl_dispatch<dl_runs_preparer>((dlscan_type)type, (dlscan_op)op, 0);
     if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint32_t>();
     if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint64_t>();
     if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, uint32_t>();
@@ -639,4 +1159,4 @@ extern "C" int dl_gpu_compact_prepare(void)
     return error;
 }
 
-extern "C" size_t dl_gpu_compact_tile_items(void) { return DL_COMPACT_TILE; }
+extern "C" size_t dl_gpu_compact_tile_items(void) { return DL_COMPACT_MIN_TILE; }

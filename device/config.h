@@ -62,13 +62,21 @@
 #define DL_COMPACT_ITEMS 16
 #define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
 
+/* ---- Compaction's persistent run kernels (bench/NOTES.md, "Compaction kernels") ----
+ * Run-length encoding and reduce-by-key stage a tile's keys beside its values (or beside room
+ * for its run lengths): 4096 items where keys and values are 32-bit, 2048 where either is
+ * 64-bit (run lengths are), so that three stages still let two blocks share an SM. */
+#define DL_RUNS_TILE_ITEMS_4B 4096
+#define DL_RUNS_TILE_ITEMS_8B 2048
+
 /* ---- Descriptor storage ----
  * A scan reserves descriptors for tiles of its type's DL_SCAN_TILE_ITEMS_*; a compaction for
- * tiles of DL_COMPACT_TILE items, the smallest tile of any compaction kernel: its persistent
- * kernels take the scan's tiles, which must not be smaller, or they would draw more tiles
- * than the storage holds. */
-static_assert(DL_SCAN_TILE_ITEMS_4B >= DL_COMPACT_TILE && DL_SCAN_TILE_ITEMS_8B >= DL_COMPACT_TILE,
-              "persistent compaction's tiles (the scan's) hold at least DL_COMPACT_TILE items");
+ * tiles of DL_COMPACT_MIN_TILE items, the smallest tile of any compaction kernel, or they would
+ * draw more tiles than the storage holds. */
+#define DL_COMPACT_MIN_TILE DL_RUNS_TILE_ITEMS_8B
+static_assert(DL_SCAN_TILE_ITEMS_4B >= DL_COMPACT_MIN_TILE && DL_SCAN_TILE_ITEMS_8B >= DL_COMPACT_MIN_TILE &&
+                  DL_COMPACT_TILE >= DL_COMPACT_MIN_TILE && DL_RUNS_TILE_ITEMS_4B >= DL_COMPACT_MIN_TILE,
+              "every compaction kernel's tiles hold at least DL_COMPACT_MIN_TILE items");
 static_assert(DL_PERSISTENT_SLOTS_PER_LANE >= 1 && DL_PERSISTENT_SLOTS_PER_LANE <= DL_SLOTS_PER_LANE,
               "the fold buffer holds windows of DL_WINDOW");
 

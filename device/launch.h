@@ -100,7 +100,7 @@ typedef struct dl_compact_params {
     dl_word *descriptors;
     uint64_t descriptor_words;
     dl_control *control;
-    uint32_t persistent_blocks;  /* selects and unique on sm_90: the persistent grid; 0: none */
+    uint32_t persistent_blocks;  /* sm_90: the persistent kernels' grid; 0: none */
     uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
 } dl_compact_params;
 
@@ -115,8 +115,8 @@ static inline int dl_compact_words_per_tile(int kind)
 int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
 
-/* Items per tile a compaction reserves descriptors for: the one-block-per-tile kernel's, the
- * smallest of any compaction kernel (config.h). */
+/* Items per tile a compaction reserves descriptors for: the smallest tile of any compaction
+ * kernel (config.h, DL_COMPACT_MIN_TILE). */
 size_t dl_gpu_compact_tile_items(void);
 
 /* Once per handle, like dl_gpu_scan_prepare, for the persistent compaction kernels. */

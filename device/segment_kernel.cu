@@ -68,46 +68,6 @@ template <> struct dl_key_reg<uint64_t> {
 
 /* ---------------------------------------------------------------- heads */
 
-/* Bit r * VEC + e of the result is set where item e of this thread's row r starts a segment: its
- * key differs from the one before it. The key before a row's first item is the previous lane's
- * last (shuffled up), for lane 0 lane 31's last of the row before, and for the first row
- * `before`, the key before the warp's items; `at_start`: the warp's first item is the input's
- * first, a head in any case. */
-template <typename K, int ROWS, int VEC>
-__device__ __forceinline__ uint32_t dl_key_heads(const K (&key)[ROWS][VEC], K before, bool at_start)
-{
-    const int lane = threadIdx.x % 32;
-    uint32_t heads = 0;
-    K row_before = before;
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-        const K from_left = dl_shfl_up(key[r][VEC - 1], 1);
-        const K previous = lane ? from_left : row_before;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            heads |= (uint32_t)((e ? key[r][e - 1] : previous) != key[r][e]) << (r * VEC + e);
-        row_before = dl_shfl(key[r][VEC - 1], 31);
-    }
-    if (at_start && lane == 0)
-        heads |= 1u;
-    return heads;
-}
-
-/* Clears the heads of items at or past n (a partial tile's): they are no items, and a head there
- * would tell the block that the tile holds one. warp_base: the warp's first item. */
-template <int ROWS, int VEC>
-__device__ __forceinline__ uint32_t dl_heads_before(uint32_t heads, uint64_t warp_base, uint64_t n)
-{
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-            if (warp_base + (uint64_t)(r * 32 + lane) * VEC + e >= n)
-                heads &= ~(1u << (r * VEC + e));
-    return heads;
-}
-
 /* The heads of this thread's items from a tile's bitmap (bit i: tile item i starts a segment);
  * warp_first: the warp's first item in the tile. */
 template <int ROWS, int VEC>

@@ -37,16 +37,29 @@ static void put_number(dlscan_type type, void *items, size_t i, unsigned value)
     }
 }
 
+/* Item i of 4- or 8-byte items (the only sizes compaction takes), as bits. The two sizes are
+ * spelt out so that each copy is one load or store: the benches' references run over 2^28
+ * items. */
 static uint64_t get_bits(const void *items, size_t i, size_t size)
 {
-    uint64_t bits = 0;
-    memcpy(&bits, (const char *)items + i * size, size);
+    if (size == 4) {
+        uint32_t bits;
+        memcpy(&bits, (const char *)items + i * 4, 4);
+        return bits;
+    }
+    uint64_t bits;
+    memcpy(&bits, (const char *)items + i * 8, 8);
     return bits;
 }
 
 static void put_bits(void *items, size_t i, size_t size, uint64_t bits)
 {
-    memcpy((char *)items + i * size, &bits, size);
+    if (size == 4) {
+        const uint32_t low = (uint32_t)bits;
+        memcpy((char *)items + i * 4, &low, 4);
+    } else {
+        memcpy((char *)items + i * 8, &bits, 8);
+    }
 }
 
 /* The select_if threshold (items are in [0, 1000)) for a keep ratio, with LESS. */
@@ -61,7 +74,19 @@ static unsigned keep_threshold(compact_pattern pattern)
     }
 }
 
-static size_t run_length(const compact_case *c, uint64_t *rng)
+/* L of the patterns PATTERN_RUNS_MEAN_L, else 0. */
+static size_t mean_run(compact_pattern pattern)
+{
+    switch (pattern) {
+    case PATTERN_RUNS_MEAN_8: return 8;
+    case PATTERN_RUNS_MEAN_64: return 64;
+    case PATTERN_RUNS_MEAN_1024: return 1024;
+    default: return 0;
+    }
+}
+
+/* The length of the next run. log_q: log(1 - 1/L), for PATTERN_RUNS_MEAN_L. */
+static size_t run_length(const compact_case *c, double log_q, uint64_t *rng)
 {
     switch (c->pattern) {
     case PATTERN_RUNS_OF_1: return 1;
@@ -73,14 +98,24 @@ static size_t run_length(const compact_case *c, uint64_t *rng)
             ++length;
         return length;
     }
+    case PATTERN_RUNS_MEAN_8:
+    case PATTERN_RUNS_MEAN_64:
+    case PATTERN_RUNS_MEAN_1024: {
+        /* Geometric with P(length > k) = q^k, q = 1 - 1/L, drawn by inversion from u in
+         * (0, 1]: one number a run, however long. */
+        const double u = (double)((test_random(rng) >> 11) + 1) * 0x1p-53;
+        const double length = 1.0 + floor(log(u) / log_q);
+        return length < (double)COMPACT_LONGEST_RUN ? (size_t)length : COMPACT_LONGEST_RUN;
+    }
     default: return 1 + test_random(rng) % 11;
     }
 }
 
 /* ---------------------------------------------------------------- references */
 
-/* value_type op on bits: integer sums wrap; the float values are multiples of 1/256, so
- * their sums here are exact in any order. */
+/* value_type op on bits: integer sums wrap; the float values are multiples of 1/256 in
+ * [-1, 1], so the sums of a run of at most 2^16 items (COMPACT_LONGEST_RUN; runs of tiles:
+ * 3 x 8192 + 5) are exact in float32 and float64, in any order. */
 static uint64_t combine_bits(dlscan_type type, dlscan_op op, uint64_t a, uint64_t b)
 {
 #define COMBINE_AS(T)                                                                             \
@@ -193,9 +228,11 @@ void compact_make_inputs(const compact_case *c, void *in, unsigned char *flags, 
             operand = threshold ? threshold - 1 : 0;
         put_number(c->type, operand_bits, 0, operand);
     } else {
+        const size_t mean = mean_run(c->pattern);
+        const double log_q = mean ? log1p(-1.0 / (double)mean) : 0.0;
         uint64_t bits = test_random(rng);
         for (size_t i = 0; i < n;) {
-            const size_t length = run_length(c, rng);
+            const size_t length = run_length(c, log_q, rng);
             for (size_t j = 0; j < length && i < n; ++j, ++i)
                 put_bits(in, i, size, bits);
             uint64_t next;
@@ -328,7 +365,8 @@ void compact_check_case(dlscan_handle_t h, const test_memory *m, const compact_c
 void compact_check_type(dlscan_handle_t h, const test_memory *m, dlscan_type type, size_t max_n,
                         uint64_t *rng)
 {
-    const size_t candidates[] = {0,        1,        2,        4095,     4096,        4097,
+    const size_t candidates[] = {0,        1,        2,        2047,     2048,        2049,
+                                 4095,     4096,     4097,
                                  8191,     8192,     8193,     3 * 4096 + 5, 33 * 4096 + 1,
                                  (1u << 16) + 1, (1u << 20) - 1};
     size_t sizes[20];
@@ -342,6 +380,10 @@ void compact_check_type(dlscan_handle_t h, const test_memory *m, dlscan_type typ
                                               DLSCAN_FLOAT64, DLSCAN_UINT32, DLSCAN_UINT64};
     static const dlscan_predicate others[] = {DLSCAN_LESS_EQUAL, DLSCAN_GREATER, DLSCAN_GREATER_EQUAL,
                                               DLSCAN_EQUAL, DLSCAN_NOT_EQUAL, DLSCAN_NONZERO};
+    /* The run calls' patterns, the last two long runs (of mean 64 and 1024). */
+    static const compact_pattern runs[] = {PATTERN_RUNS_OF_1,    PATTERN_RUNS_OF_TILE,
+                                           PATTERN_RUNS_OF_TILES, PATTERN_RUNS_RANDOM,
+                                           PATTERN_RUNS_MEAN_64, PATTERN_RUNS_MEAN_1024};
     int variant = 0;
     for (int i = 0; i < count; ++i) {
         for (int p = PATTERN_KEEP_NONE; p <= PATTERN_KEEP_ALL; ++p) {
@@ -355,17 +397,18 @@ void compact_check_type(dlscan_handle_t h, const test_memory *m, dlscan_type typ
         const compact_case if_other = {COMPACT_SELECT_IF, type, type, DLSCAN_SUM, others[i % 6],
                                        PATTERN_KEEP_HALF, 4096, sizes[i], ++variant % 2};
         compact_check_case(h, m, &if_other, rng);
-        for (int p = PATTERN_RUNS_OF_1; p <= PATTERN_RUNS_RANDOM; ++p) {
+        for (int k = 0; k < (int)(sizeof runs / sizeof runs[0]); ++k) {
+            const int p = PATTERN_RUNS_OF_1 + k; /* picks the value type and the operator */
             const size_t tile = i % 2 ? 8192 : 4096;
             const compact_case unique = {COMPACT_UNIQUE, type, type, DLSCAN_SUM, DLSCAN_LESS,
-                                         (compact_pattern)p, tile, sizes[i], ++variant % 2};
+                                         runs[k], tile, sizes[i], ++variant % 2};
             compact_check_case(h, m, &unique, rng);
-            const compact_case runs = {COMPACT_RUN_LENGTH, type, type, DLSCAN_SUM, DLSCAN_LESS,
-                                       (compact_pattern)p, tile, sizes[i], ++variant % 2};
-            compact_check_case(h, m, &runs, rng);
+            const compact_case encode = {COMPACT_RUN_LENGTH, type, type, DLSCAN_SUM, DLSCAN_LESS,
+                                         runs[k], tile, sizes[i], ++variant % 2};
+            compact_check_case(h, m, &encode, rng);
             const compact_case by_key = {COMPACT_REDUCE_BY_KEY, type, value_types[(i + p) % 6],
-                                         (dlscan_op)((i + 2 * p) % 3), DLSCAN_LESS,
-                                         (compact_pattern)p, tile, sizes[i], ++variant % 2};
+                                         (dlscan_op)((i + 2 * p) % 3), DLSCAN_LESS, runs[k], tile,
+                                         sizes[i], ++variant % 2};
             compact_check_case(h, m, &by_key, rng);
         }
     }

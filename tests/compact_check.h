@@ -1,8 +1,9 @@
 /*
- * compact_check.h: the compaction tests the cpu and gpu suites share: inputs with a chosen
- * keep ratio or run-length pattern, the sequential reference of each call, poisoned
- * outputs (nothing past the count may be written) and in-place runs, through one backend's
- * memory functions (scan_check.h's test_memory).
+ * compact_check.h: the compaction tests the cpu and gpu suites share (and bench_compact.c's
+ * inputs and reference): inputs with a chosen keep ratio or run-length pattern, the
+ * sequential reference of each call, poisoned outputs (nothing past the count may be
+ * written) and in-place runs, through one backend's memory functions (scan_check.h's
+ * test_memory).
  */
 #ifndef DLSCAN_COMPACT_CHECK_H
 #define DLSCAN_COMPACT_CHECK_H
@@ -28,8 +29,16 @@ typedef enum compact_pattern {
     PATTERN_RUNS_OF_TILE,    /* runs exactly `tile` items long */
     PATTERN_RUNS_OF_TILES,   /* runs of several tiles */
     PATTERN_RUNS_RANDOM,     /* random lengths, mean about 6 */
-    PATTERN_RUNS_HALF        /* each item repeats the one before with probability 1/2 */
+    PATTERN_RUNS_HALF,       /* each item repeats the one before with probability 1/2 */
+    PATTERN_RUNS_MEAN_8,     /* ... with probability 1 - 1/L: runs of mean L = 8, */
+    PATTERN_RUNS_MEAN_64,    /* 64 */
+    PATTERN_RUNS_MEAN_1024   /* and 1024 (PATTERN_RUNS_HALF is L = 2) */
 } compact_pattern;
+
+/* The longest run PATTERN_RUNS_MEAN_* draw: sums of float32 values (multiples of 1/256 in
+ * [-1, 1]) stay exact up to 2^16 items, in any order. A run of mean 1024 passes it with
+ * probability about e^-64. */
+#define COMPACT_LONGEST_RUN ((size_t)1 << 16)
 
 typedef struct compact_case {
     compact_call call;
@@ -56,8 +65,9 @@ size_t compact_reference(const compact_case *c, const void *in, const unsigned c
 void compact_check_case(dlscan_handle_t h, const test_memory *memory, const compact_case *c,
                         uint64_t *rng);
 
-/* Every call on items (keys) of `type`, every pattern that fits it, sizes at the tile edges
- * of both backends (4096 and 8192) and random ones up to max_n, in place and not. */
+/* Every call on items (keys) of `type`, every pattern that fits it (the run calls also with
+ * runs of mean 64 and 1024), sizes at the tile edges of both backends (2048, 4096 and 8192) and
+ * random ones up to max_n, in place and not. */
 void compact_check_type(dlscan_handle_t h, const test_memory *memory, dlscan_type type,
                         size_t max_n, uint64_t *rng);
 
