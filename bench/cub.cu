@@ -2,10 +2,13 @@
 // cub::DeviceScan as a variant of bench.c (the comparison the paper's figure makes), its
 // inclusive sum into a wider type for bench_pairs.c (pairs.h: six pairs, nothing more, as
 // each costs compile time), cub::DeviceSelect, DeviceRunLengthEncode and
-// DeviceReduce::ReduceByKey for bench_compact.c, and DeviceScan::InclusiveSumByKey and
-// InclusiveScanByKey for bench_segmented.c (int32 and int64 keys; int32, int64, float32 and
-// float64 values). The one C++ file of dlscan; built only where CUB headers are found.
-// Scan counts are passed as int, as a CUB user would for the bench's sizes (up to 2^30).
+// DeviceReduce::ReduceByKey for bench_compact.c (int32 and int64 items; reduce-by-key sums
+// with int32 / int32, int64 / int64 and int32 / float64 keys / values), and
+// DeviceScan::InclusiveSumByKey and InclusiveScanByKey for bench_segmented.c (int32 and int64
+// keys; int32, int64, float32 and float64 values). The one C++ file of dlscan; built only
+// where CUB headers are found. Scan counts are passed as int, as a CUB user would for the
+// bench's sizes (up to 2^30); compaction counts as 64-bit integers, but run-length
+// encoding's, which CUB takes as an int.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
@@ -174,38 +177,75 @@ extern "C" int bench_cub_pair_scan(dlscan_type in_type, dlscan_type out_type, vo
 
 namespace {
 
-struct below_threshold {
-    int threshold;
-    __device__ bool operator()(int x) const { return x < threshold; }
+// select_if's predicate as bench_compact.c sets it: in[i] < threshold.
+template <typename T> struct below {
+    T threshold;
+    __device__ bool operator()(const T &x) const { return x < threshold; }
 };
+
+// select_flagged, select_if, unique and run-length encoding of T items (call as in
+// bench_cub_compact). Run lengths are size_t; Encode counts items in an int.
+template <typename T>
+cudaError_t compact_items(int call, void *temp, size_t &bytes, const void *in,
+                          const unsigned char *flags, void *out, void *lengths, size_t *num,
+                          size_t n, long long threshold, cudaStream_t stream)
+{
+    const T *x = static_cast<const T *>(in);
+    T *y = static_cast<T *>(out);
+    const long long count = (long long)n;
+    switch (call) {
+    case 0: return cub::DeviceSelect::Flagged(temp, bytes, x, flags, y, num, count, stream);
+    case 1:
+        return cub::DeviceSelect::If(temp, bytes, x, y, num, count, below<T>{T(threshold)}, stream);
+    case 2: return cub::DeviceSelect::Unique(temp, bytes, x, y, num, count, stream);
+    case 3:
+        if (n >= (size_t(1) << 31))
+            return cudaErrorInvalidValue;
+        return cub::DeviceRunLengthEncode::Encode(temp, bytes, x, y, static_cast<size_t *>(lengths),
+                                                  num, int(n), stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+// Reduce-by-key, sums of V values over runs of equal K keys.
+template <typename K, typename V>
+cudaError_t reduce_by_key(void *temp, size_t &bytes, const void *keys, const void *values,
+                          void *keys_out, void *sums, size_t *num, size_t n, cudaStream_t stream)
+{
+    const K *k = static_cast<const K *>(keys);
+    const V *x = static_cast<const V *>(values);
+    return cub::DeviceReduce::ReduceByKey(temp, bytes, k, static_cast<K *>(keys_out), x,
+                                          static_cast<V *>(sums), num, ::cuda::std::plus<>{},
+                                          (long long)n, stream);
+}
 
 } // namespace
 
-// The compaction calls of bench_compact.c, on int32 items (reduce-by-key: int32 keys and
-// float values, summed). kind: dl_compact_kind's numbers.
-extern "C" int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
-                                 const unsigned char *flags, const void *values, void *out,
-                                 void *out2, size_t *num, size_t n, int threshold,
-                                 cudaStream_t stream)
+extern "C" int bench_cub_compact(int call, dlscan_type type, dlscan_type value_type, void *temp,
+                                 size_t *temp_bytes, const void *in, const unsigned char *flags,
+                                 const void *values, void *out, void *out2, size_t *num, size_t n,
+                                 long long threshold, cudaStream_t stream)
 {
-    const int *x = static_cast<const int *>(in);
-    int *y = static_cast<int *>(out);
-    switch (kind) {
-    case 0: return (int)cub::DeviceSelect::Flagged(temp, *temp_bytes, x, flags, y, num, (long long)n, stream);
-    case 1:
-        return (int)cub::DeviceSelect::If(temp, *temp_bytes, x, y, num, (long long)n,
-                                          below_threshold{threshold}, stream);
-    case 2: return (int)cub::DeviceSelect::Unique(temp, *temp_bytes, x, y, num, (long long)n, stream);
-    case 3:
-        return (int)cub::DeviceRunLengthEncode::Encode(temp, *temp_bytes, x, y,
-                                                       static_cast<size_t *>(out2), num, (int)n, stream);
-    case 4:
-        return (int)cub::DeviceReduce::ReduceByKey(temp, *temp_bytes, x, y,
-                                                   static_cast<const float *>(values),
-                                                   static_cast<float *>(out2), num,
-                                                   ::cuda::std::plus<>{}, (long long)n, stream);
+    size_t &b = *temp_bytes;
+    if (call == 4) {
+        if (type == DLSCAN_INT32 && value_type == DLSCAN_INT32)
+            return (int)reduce_by_key<int, int>(temp, b, in, values, out, out2, num, n, stream);
+        if (type == DLSCAN_INT64 && value_type == DLSCAN_INT64)
+            return (int)reduce_by_key<long long, long long>(temp, b, in, values, out, out2, num, n,
+                                                            stream);
+        if (type == DLSCAN_INT32 && value_type == DLSCAN_FLOAT64)
+            return (int)reduce_by_key<int, double>(temp, b, in, values, out, out2, num, n, stream);
+        return (int)cudaErrorNotSupported;
     }
-    return (int)cudaErrorInvalidValue;
+    if (call < 0 || call > 4)
+        return (int)cudaErrorInvalidValue;
+    if (type == DLSCAN_INT32)
+        return (int)compact_items<int>(call, temp, b, in, flags, out, out2, num, n, threshold,
+                                       stream);
+    if (type == DLSCAN_INT64)
+        return (int)compact_items<long long>(call, temp, b, in, flags, out, out2, num, n, threshold,
+                                             stream);
+    return (int)cudaErrorNotSupported;
 }
 
 namespace {

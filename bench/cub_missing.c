@@ -6,12 +6,13 @@ const bench_variant *bench_cub_variant(void) { return NULL; }
 
 const char *bench_cub_version(void) { return "not built"; }
 
-int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
-                      const unsigned char *flags, const void *values, void *out, void *out2,
-                      size_t *num, size_t n, int threshold, cudaStream_t stream)
+int bench_cub_compact(int call, dlscan_type type, dlscan_type value_type, void *temp,
+                      size_t *temp_bytes, const void *in, const unsigned char *flags,
+                      const void *values, void *out, void *out2, size_t *num, size_t n,
+                      long long threshold, cudaStream_t stream)
 {
-    (void)kind, (void)temp, (void)temp_bytes, (void)in, (void)flags, (void)values, (void)out;
-    (void)out2, (void)num, (void)n, (void)threshold, (void)stream;
+    (void)call, (void)type, (void)value_type, (void)temp, (void)temp_bytes, (void)in, (void)flags;
+    (void)values, (void)out, (void)out2, (void)num, (void)n, (void)threshold, (void)stream;
     return 801; /* cudaErrorNotSupported */
 }
 

@@ -4,7 +4,10 @@
 one panel per element type. bench_pairs.c's CSV (scans into a wider type, told apart by its
 in_type column) becomes the fraction of the floor against input size, dlscan's and CUB's
 curves, one panel per pair; bench_segmented.c's (told apart by its mode column) the same, one
-panel per mode (by key, over offsets), one color per run length.
+panel per mode (by key, over offsets), one color per run length; bench_compact.c's (told apart by
+its shape column) the same for int32 items (reduce_by_key: int32 keys and values): a first
+panel with every call at the shape "half" (50% kept, runs of mean 2), then one panel per call,
+one color per shape.
 
     python3 bench/plot.py results.csv plot.png
 """
@@ -108,6 +111,56 @@ def plot_segmented(rows):
     return fig, f"Segmented inclusive {r['op']}s ({r['key_type']} keys, {r['type']} values) against a copy"
 
 
+# bench_compact.c's shapes, in its order, and the two that make the shape "half".
+COMPACT_SHAPES = {"kept1": "1% kept", "kept50": "50% kept", "kept99": "99% kept",
+                  "run1": "runs of 1", "run2": "runs of mean 2", "run8": "runs of mean 8",
+                  "run64": "runs of mean 64", "run1024": "runs of mean 1024"}
+COMPACT_HALF = ("kept50", "run2")
+
+
+def plot_compact(rows):
+    """bench_compact.c: floor time over dlscan's (solid) and CUB's (dashed) against n, int32
+    items: every call at the shape "half", then one panel per call, one color per shape."""
+    rows = [r for r in rows if r["key_type"] == "int32" and r["value_type"] in ("none", "int32")
+            and r["check"] == "ok" and r["implementation"] in ("dlscan", "cub")]
+    calls = list(dict.fromkeys(r["call"] for r in rows))
+    # A panel is a title and its curves; a curve, a label and its rows.
+    panels = [("every call, 50% kept / runs of mean 2",
+               [(call, [r for r in rows if r["call"] == call and r["shape"] in COMPACT_HALF])
+                for call in calls])]
+    for call in calls:
+        of_call = [r for r in rows if r["call"] == call]
+        curves = [(label, [r for r in of_call if r["shape"] == shape])
+                  for shape, label in COMPACT_SHAPES.items()]
+        panels.append((call, [c for c in curves if c[1]]))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    columns = 3
+    grid_rows = (len(panels) + columns - 1) // columns
+    fig, axes = plt.subplots(grid_rows, columns, figsize=(6 * columns, 4.8 * grid_rows),
+                             squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    top = max([1.15] + [1.05 * float(r["fraction_of_floor"]) for r in rows])
+    for ax, (title, curves) in zip(axes.flat, panels):
+        for k, (label, selected) in enumerate(curves):
+            for variant, style in (("dlscan", dict(linewidth=2)),
+                                   ("cub", dict(linestyle="--", linewidth=1.2))):
+                points = sorted((int(r["n"]), float(r["fraction_of_floor"])) for r in selected
+                                if r["implementation"] == variant)
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker=".",
+                        color=colors[k % len(colors)], label=f"{variant}, {label}", **style)
+        ax.axhline(1.0, label="floor (a copy of the bytes read and written)", **STYLES["memcpy"])
+        ax.axhline(0.9, color="gray", linestyle=":", linewidth=1, label="0.9 of the floor")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, top)
+        ax.set_xlabel("input size (items)")
+        ax.set_ylabel("fraction of the floor (floor time / time)")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", ncol=2)
+    return fig, "Stream compaction against a copy of the bytes it moves (int32 items)"
+
+
 def plot_types(rows):
     """bench.c and the CPU sweep: items per second, per type, against n."""
     types = list(dict.fromkeys(r["type"] for r in rows))
@@ -135,7 +188,9 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot.py RESULTS.csv PLOT.png")
     header, rows = read(sys.argv[1])
-    if rows and "mode" in rows[0]:
+    if rows and "shape" in rows[0]:
+        fig, title = plot_compact(rows)
+    elif rows and "mode" in rows[0]:
         fig, title = plot_segmented(rows)
     elif rows and "in_type" in rows[0]:
         fig, title = plot_pairs(rows)

@@ -36,12 +36,19 @@ const char *bench_cub_version(void); /* "not built" without CUB */
 struct cudaDeviceProp;
 void bench_provenance(char *out, size_t size, const struct cudaDeviceProp *prop, const char *operation);
 
-/* CUB's compaction calls for bench_compact.c (cub.cu), on int32 items (reduce-by-key:
- * int32 keys, float values, sum); kind: dl_compact_kind's numbers; temp == NULL asks for
- * *temp_bytes. Returns a cudaError_t (cudaErrorNotSupported without CUB). */
-int bench_cub_compact(int kind, void *temp, size_t *temp_bytes, const void *in,
-                      const unsigned char *flags, const void *values, void *out, void *out2,
-                      size_t *num, size_t n, int threshold, cudaStream_t stream);
+/* CUB's compaction calls for bench_compact.c (cub.cu). call: 0 select_flagged
+ * (DeviceSelect::Flagged), 1 select_if (DeviceSelect::If, in[i] < threshold), 2 unique
+ * (DeviceSelect::Unique), 3 run-length encode (DeviceRunLengthEncode::Encode, size_t
+ * lengths into out2), 4 reduce-by-key (DeviceReduce::ReduceByKey, sums into out2): the
+ * numbers of compact_call (tests/compact_check.h). Items (keys) of type int32 or int64;
+ * reduce-by-key takes (type, value_type) = (int32, int32), (int64, int64) or (int32,
+ * float64). Counts are 64-bit but for Encode's, an int: n >= 2^31 gives
+ * cudaErrorInvalidValue. temp == NULL asks for *temp_bytes. Returns a cudaError_t
+ * (cudaErrorNotSupported for other types and without CUB). */
+int bench_cub_compact(int call, dlscan_type type, dlscan_type value_type, void *temp,
+                      size_t *temp_bytes, const void *in, const unsigned char *flags,
+                      const void *values, void *out, void *out2, size_t *num, size_t n,
+                      long long threshold, cudaStream_t stream);
 
 /* CUB's scan by key for bench_segmented.c (cub.cu): cub::DeviceScan::InclusiveSumByKey (sum)
  * or InclusiveScanByKey (min, max) of n < 2^31 values of value_type (int32, int64, float32,
