@@ -19,6 +19,14 @@
  *      head writes the previous run's; the tile holding item n-1 writes the last run's and
  *      the count.
  *
+ * On sm_90, from a few tiles per block on, the calls run persistent on the ring (ring.cuh):
+ *   dl_compact_persistent_kernel  select_flagged, select_if, unique: a count carried, the
+ *                                 scan's roles and tiles;
+ *   dl_runs_persistent_kernel     run-length encode, reduce-by-key: the pair (runs so far,
+ *                                 value of the open run) carried, the segmented scans' roles
+ *                                 (segment_kernel.cu).
+ * Their sections below say how each works.
+ *
  * In place (out == in) is safe: a tile writes only after every tile before it has
  * published a descriptor, hence read its input, and items only move to lower indices. In
  * place, an item already at its output index is not written again, so every write goes to a
@@ -550,15 +558,16 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
  * (and values), with the segmented scans' four roles (segment_kernel.cu). The carried value is
  * the pair (runs so far, value of the run still open): reduce-by-key's values under its
  * operator; run-length encoding's count its items, each worth 1 (Y: 64-bit). The producer's bulk
- * copies bring a tile's keys, with the 16 bytes of keys before them, and its values into a stage
- * (run-length encoding's stage keeps their room for the run lengths). The reducer counts the
- * tile's heads, reduces its values from its last head on, publishes that pair at once and hands
- * it to the look-back warp, whose exclusive prefix reaches the compute warps through a ring twice
- * as deep as the stages. The compute warps scan their rows' pairs (the transposed warp scan, then
- * one barrier across the warps); each head puts its key, and the value that closes the run
- * before it, at its run's index less the tile's first, compacted in the stage; a second barrier,
- * then coalesced stores, and the stage is free. In place, the keys already where they go (the
- * tile's leading heads, where every item before them is a head) are not written again.
+ * copies bring a tile's keys, with the 16 bytes of keys before them, and reduce-by-key's values
+ * into a stage. The reducer counts the tile's heads, reduces its values from its last head on,
+ * publishes that pair at once and hands it to the look-back warp, whose exclusive prefix reaches
+ * the compute warps through a ring twice as deep as the stages. The compute warps scan their rows'
+ * pairs (the transposed warp scan, then one barrier across the warps); each head puts its key
+ * (reduce-by-key: and the value that closes the run before it) at its run's index less the
+ * tile's first, compacted in the stage; a second barrier, then coalesced stores. Run-length
+ * encoding then puts the heads' positions where the keys were, and stores each run's length as
+ * the distance to the next head. Then the stage is free. In place, the keys already where they go
+ * (the tile's leading heads, where every item before them is a head) are not written again.
  */
 
 /* The values carried between tiles (type, op) and inside one (tile, tile_op): reduce-by-key's, or
@@ -752,7 +761,8 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
             value = dl_warp_reduce<Y, YOp>(acc);
         }
         if (lane == 0) {
-            dl_publish_aggregate<V, VOp>(p.descriptors, tile, sh.epoch, VOp::identity(), V{heads, value}, probe);
+            dl_publish_aggregate<V, VOp>(p.descriptors, tile, sh.epoch, VOp::identity(), V{heads, value},
+                                         probe);
             sh.slot_tile[q] = tile;
             sh.slot_heads[q] = heads;
             sh.slot_value[q] = value;
@@ -907,7 +917,8 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             sh.warp_non_head[warp] = non_head;
         }
         dl_tile_sync<true, G::warps>();
-        const P inclusive = dl_warp_inclusive_scan<P, POp>(lane < G::warps ? sh.warp_runs[lane] : POp::identity());
+        const P inclusive =
+            dl_warp_inclusive_scan<P, POp>(lane < G::warps ? sh.warp_runs[lane] : POp::identity());
         const P before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
         const P tile_total = dl_shfl(inclusive, G::warps - 1);
         int tile_non_head = G::tile_items;
@@ -1043,8 +1054,8 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         using ROp = typename dl_runs_values<KIND, Y, YOp>::op;
         using G = dl_runs_shape<KIND, X, R>;
         const uint64_t tiles = (p->n + G::tile_items - 1) / G::tile_items;
-        const bool aligned =
-            (uintptr_t)p->in % 16 == 0 && (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
+        const bool aligned = (uintptr_t)p->in % 16 == 0 &&
+                             (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
         /* From half a tile per block: one block per tile runs from global memory at half the pace. */
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
             dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>

@@ -62,10 +62,10 @@
 #define DL_COMPACT_ITEMS 16
 #define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
 
-/* ---- Compaction's persistent run kernels (bench/NOTES.md, "Compaction kernels") ----
- * Run-length encoding and reduce-by-key stage a tile's keys beside its values (or beside room
- * for its run lengths): 4096 items where keys and values are 32-bit, 2048 where either is
- * 64-bit (run lengths are), so that three stages still let two blocks share an SM. */
+/* ---- Compaction's persistent reduce-by-key (bench/NOTES.md, "Compaction kernels") ----
+ * Its stage holds a tile's keys beside its values: 4096 items where both are 32-bit, 2048 where
+ * either is 64-bit, so that three stages still let two blocks share an SM. (Run-length encoding
+ * stages keys alone, and takes the scan's tiles.) */
 #define DL_RUNS_TILE_ITEMS_4B 4096
 #define DL_RUNS_TILE_ITEMS_8B 2048
 
