@@ -65,6 +65,7 @@
 #include "compact_check.h"
 #include "cuda_check.h"
 #include "dlscan.h"
+#include "host.h"
 #include "stats.h"
 #include "timing.h"
 #include "variants.h"
@@ -195,15 +196,6 @@ static void usage(void)
     exit(2);
 }
 
-/* The index of name in names (count of them), or -1. */
-static int find_name(const char *name, const char *const *names, int count)
-{
-    for (int k = 0; k < count; ++k)
-        if (strcmp(name, names[k]) == 0)
-            return k;
-    return -1;
-}
-
 static options parse_options(int argc, char **argv)
 {
     options o = {0};
@@ -220,7 +212,7 @@ static options parse_options(int argc, char **argv)
             snprintf(copy, sizeof copy, "%s", value);
             memset(o.calls, 0, sizeof o.calls);
             for (char *t = strtok_r(copy, ",", &rest); t; t = strtok_r(NULL, ",", &rest)) {
-                const int call = find_name(t, call_names, CALLS);
+                const int call = bench_find_name(t, call_names, CALLS);
                 if (call < 0)
                     usage();
                 o.calls[call] = 1;
@@ -546,7 +538,7 @@ static int read_csvs(char *files, row *rows, const bench_case *cases, int case_c
                  t = strtok_r(NULL, ",\n", &cursor))
                 field[fields++] = t;
             const int k = fields == 15 ? find_case(cases, case_count, field) : -1;
-            const int v = fields == 15 ? find_name(field[6], variant_names, VARIANTS) : -1;
+            const int v = fields == 15 ? bench_find_name(field[6], variant_names, VARIANTS) : -1;
             const size_t n = fields == 15 ? strtoull(field[4], NULL, 10) : 0;
             int log = 0;
             while (log < 63 && ((size_t)1 << log) < n)
@@ -642,22 +634,6 @@ typedef struct host_buffers {
     unsigned char *flags;
 } host_buffers;
 
-/* The first item where a and b (n items of `size` bytes) differ, or n. */
-static size_t first_difference(const void *a, const void *b, size_t n, size_t size)
-{
-    const size_t chunk = (size_t)1 << 20;
-    for (size_t start = 0; start < n; start += chunk) {
-        const size_t items = n - start < chunk ? n - start : chunk;
-        const char *x = (const char *)a + start * size, *y = (const char *)b + start * size;
-        if (memcmp(x, y, items * size) == 0)
-            continue;
-        for (size_t i = 0; i < items; ++i)
-            if (memcmp(x + i * size, y + i * size, size) != 0)
-                return start + i;
-    }
-    return n;
-}
-
 /* Whether the item after the first `count` of `size` bytes at device address d is still
  * poisoned (or there is none: count == n). */
 static int poisoned_after(const void *d, size_t count, size_t n, size_t size)
@@ -701,11 +677,11 @@ static enum check check_variant(const case_calls *k, int v, size_t n, const host
         return CHECK_WRONG;
     }
     CUDA_CHECK(cudaMemcpy(h->got, d->out, count * size, cudaMemcpyDeviceToHost));
-    size_t wrong = first_difference(h->got, h->want, count, size);
+    size_t wrong = bench_first_difference(h->got, h->want, count, size);
     const char *which = "item";
     if (wrong == count && size2) {
         CUDA_CHECK(cudaMemcpy(h->got2, d->out2, count * size2, cudaMemcpyDeviceToHost));
-        wrong = first_difference(h->got2, h->want2, count, size2);
+        wrong = bench_first_difference(h->got2, h->want2, count, size2);
         which = k->c->call == COMPACT_RUN_LENGTH ? "run length" : "run sum";
     }
     if (wrong < count) {

@@ -58,6 +58,7 @@
 
 #include "cuda_check.h"
 #include "dlscan.h"
+#include "host.h"
 #include "scan_check.h"
 #include "timing.h"
 #include "variants.h"
@@ -116,15 +117,6 @@ static void usage(void)
     exit(2);
 }
 
-/* A name of `names` (count of them) as its index, or -1. */
-static int find_name(const char *name, const char *const *names, int count)
-{
-    for (int k = 0; k < count; ++k)
-        if (strcmp(name, names[k]) == 0)
-            return k;
-    return -1;
-}
-
 static dlscan_type parse_type(const char *name, int keys)
 {
     const dlscan_type allowed[4] = {DLSCAN_INT32, DLSCAN_INT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
@@ -154,7 +146,8 @@ static options parse_options(int argc, char **argv)
             snprintf(copy, sizeof copy, "%s", value);
             o.mode_count = 0;
             for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
-                if (o.mode_count == MODES || (o.modes[o.mode_count++] = find_name(t, mode_names, MODES)) < 0)
+                if (o.mode_count == MODES ||
+                    (o.modes[o.mode_count++] = bench_find_name(t, mode_names, MODES)) < 0)
                     usage();
             ++i;
         } else if (value && strcmp(a, "--lengths") == 0) {
@@ -177,7 +170,7 @@ static options parse_options(int argc, char **argv)
         } else if (value && strcmp(a, "--type") == 0) {
             o.type = parse_type(value, 0), ++i;
         } else if (value && strcmp(a, "--op") == 0) {
-            const int op = find_name(value, op_names, 3);
+            const int op = bench_find_name(value, op_names, 3);
             if (op < 0)
                 usage();
             o.op = (dlscan_op)op, ++i;
@@ -355,21 +348,6 @@ typedef struct host_data {
     void *want, *got;
 } host_data;
 
-/* The first item where a and b (n items of `size` bytes) differ, or n. */
-static size_t first_difference(const void *a, const void *b, size_t n, size_t size)
-{
-    const size_t chunk = (size_t)1 << 20;
-    for (size_t start = 0; start < n; start += chunk) {
-        const size_t items = n - start < chunk ? n - start : chunk;
-        if (memcmp((const char *)a + start * size, (const char *)b + start * size, items * size) == 0)
-            continue;
-        for (size_t i = start; i < start + items; ++i)
-            if (memcmp((const char *)a + i * size, (const char *)b + i * size, size) != 0)
-                return i;
-    }
-    return n;
-}
-
 /* Runs variant v once into a poisoned d_out and copies its output to `to`. Returns 1 if the
  * call went. */
 static int run_into(const row_calls *c, int v, size_t n, cudaStream_t stream, void *to)
@@ -413,7 +391,7 @@ static int check_row(const row_calls *c, row *r, const host_data *d, int check_c
         return failed + 1;
     }
     const int against_cub = r->valid[CUB];
-    const size_t wrong = against_cub ? first_difference(d->want, d->got, n, size)
+    const size_t wrong = against_cub ? bench_first_difference(d->want, d->got, n, size)
                                      : first_wrong(c->o, d->keys, d->values, d->got, n);
     if (wrong < n) {
         uint64_t got = 0, want = 0;
