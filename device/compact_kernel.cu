@@ -19,13 +19,12 @@
  *      head writes the previous run's; the tile holding item n-1 writes the last run's and
  *      the count.
  *
- * On sm_90, from a few tiles per block on, the calls run persistent on the ring (ring.cuh):
- *   dl_compact_persistent_kernel  select_flagged, select_if, unique: a count carried, the
- *                                 scan's roles and tiles;
+ * On sm_90, from half a tile per block on, the calls run persistent on the ring (ring.cuh), in
+ * blocks of four roles (producer, reducer, look-back warp, compute warps; their section below):
+ *   dl_compact_persistent_kernel  select_flagged, select_if, unique: a count carried, on the
+ *                                 scan's tiles;
  *   dl_runs_persistent_kernel     run-length encode, reduce-by-key: the pair (runs so far,
- *                                 value of the open run) carried, the segmented scans' roles
- *                                 (segment_kernel.cu).
- * Their sections below say how each works.
+ *                                 value of the open run) carried.
  *
  * In place (out == in) is safe: a tile writes only after every tile before it has
  * published a descriptor, hence read its input, and items only move to lower indices. In
@@ -34,8 +33,11 @@
  * from global memory, is only ever written by that tile or a later one, after it was read.
  */
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "launch.h"
 #include "ops.cuh"
@@ -130,18 +132,55 @@ __device__ __forceinline__ void dl_store_staged(X *out, unsigned long long start
         out[start + i] = stage[dl_padded(i)];
 }
 
-template <typename X> __device__ __forceinline__ bool dl_keeps(X x, int predicate, X operand)
-{
-    switch (predicate) {
-    case DLSCAN_LESS: return x < operand;
-    case DLSCAN_LESS_EQUAL: return x <= operand;
-    case DLSCAN_GREATER: return x > operand;
-    case DLSCAN_GREATER_EQUAL: return x >= operand;
-    case DLSCAN_EQUAL: return x == operand;
-    case DLSCAN_NOT_EQUAL: return x != operand;
-    default: return x != X(0);
+/* select_if's test of an item against the operand, C semantics (a NaN compares unordered; -0.0
+ * equals 0.0), as one range test: each item's bits map to an unsigned key in the items' order
+ * (signed integers: the sign bit flipped; floats: a negative's bits all flipped, others' sign
+ * bit set, which puts the NaNs outside [-inf, +inf]); an item is kept where its key lies in
+ * [lo, lo + span], or, for DLSCAN_NOT_EQUAL and DLSCAN_NONZERO (not equal to zero), where it
+ * does not. */
+template <typename X> struct dl_select_test {
+    using K = typename std::conditional<sizeof(X) == 8, unsigned long long, unsigned int>::type;
+    static constexpr K sign = K(1) << (8 * sizeof(K) - 1);
+    K lo, span;
+    bool outside;
+
+    __device__ static K key(X x)
+    {
+        K bits;
+        memcpy(&bits, &x, sizeof bits);
+        if (std::is_floating_point<X>::value)
+            return bits & sign ? ~bits : bits | sign;
+        return std::is_signed<X>::value ? bits ^ sign : bits;
     }
-}
+    __device__ explicit dl_select_test(const dl_compact_params &p)
+    {
+        X operand;
+        memcpy(&operand, &p.operand_bits, sizeof operand);
+        if (p.predicate == DLSCAN_NONZERO)
+            operand = X(0);
+        K least = 0, most = ~K(0); /* the keys of the least and greatest items that are numbers */
+        if constexpr (std::is_floating_point<X>::value)
+            least = key(-X(INFINITY)), most = key(X(INFINITY));
+        /* [first, last]: the keys equal to the operand (for zero, -0.0 and 0.0) */
+        const K first = key(operand == X(0) ? -X(0) : operand), last = key(operand == X(0) ? X(0) : operand);
+        bool none = operand != operand; /* a NaN operand: no item compares equal, less or greater */
+        K from = first, to = last;
+        outside = false;
+        switch (p.predicate) {
+        case DLSCAN_LESS: from = least, to = first - 1, none = none || first == least; break;
+        case DLSCAN_LESS_EQUAL: from = least; break;
+        case DLSCAN_GREATER: from = last + 1, to = most, none = none || last == most; break;
+        case DLSCAN_GREATER_EQUAL: to = most; break;
+        case DLSCAN_EQUAL: break;
+        default: outside = true; /* DLSCAN_NOT_EQUAL, DLSCAN_NONZERO */
+        }
+        if (none) /* every item, or none (not equal to a NaN: every item) */
+            from = 0, to = ~K(0), outside = !outside;
+        lo = from;
+        span = to - from;
+    }
+    __device__ bool operator()(X x) const { return (K(key(x) - lo) <= span) != outside; }
+};
 
 /* ---------------------------------------------------------------- the kernel */
 
@@ -196,11 +235,10 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
         for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
             keep |= (uint32_t)(first + j < count && flag[j] != 0) << j;
     } else if constexpr (KIND == DL_COMPACT_SELECT_IF) {
-        X operand;
-        memcpy(&operand, &p.operand_bits, sizeof operand);
+        const dl_select_test<X> test(p);
 #pragma unroll
         for (int j = 0; j < DL_COMPACT_ITEMS; ++j)
-            keep |= (uint32_t)(first + j < count && dl_keeps(item[j], p.predicate, operand)) << j;
+            keep |= (uint32_t)(first + j < count && test(item[j])) << j;
     } else {
 #pragma unroll
         for (int j = 0; j < DL_COMPACT_ITEMS; ++j) {
@@ -305,24 +343,64 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
 #undef DL_CONTRIBUTION
 }
 
+/* ---------------------------------------------------------------- persistent: the roles */
+
+/*
+ * On sm_90, from half a tile per block on, the calls run persistent on the ring (ring.cuh), with
+ * 16-byte aligned inputs, in blocks of four roles (as the segmented scans, segment_kernel.cu):
+ *   producer     draws each tile's ticket and has the bulk-copy engine stage its inputs;
+ *   reducer      folds the staged tile into its value (select, unique: the count it keeps; the
+ *                run calls: the pair of its heads and the value from its last head on),
+ *                publishes it at once and hands it to the look-back warp;
+ *   look-back    folds the tile's exclusive prefix from its predecessors' descriptors, publishes
+ *                its P and hands the prefix to the compute warps, all as soon as the reducer is
+ *                done: the P's follow the tiles' arrival, and a look-back seldom goes far;
+ *   compute      take the tile into registers and free its stage at once; scan it inside the
+ *                tile, put the outputs compacted in the block's output buffer beside the ring
+ *                (at the local index: outputs before them in the tile), then, with the prefix,
+ *                store them with coalesced writes.
+ * The prefixes travel through rings twice as deep as the stages (`valued`, `prefixed`): a
+ * stage is free before its tile's prefix is read.
+ */
+#define DL_COMPACT_PERSISTENT_THREADS (DL_SCAN_THREADS + 96) /* + producer, reducer, look-back */
+
 /* ---------------------------------------------------------------- persistent (selects, unique) */
 
-/* select_flagged, select_if and unique, which carry a count, also run persistent on sm_90
- * with 16-byte aligned inputs (scan_kernel.cu has the design): a producer warp stages each
- * tile's items (and flags) by bulk copy, a reducer warp counts what the tile keeps and
- * publishes the count at once, and the compute warps scan the counts, stage the kept items
- * compacted in the tile's own stage and store them coalesced before freeing the stage. The
- * tile shape is the scan's (tile.cuh). For unique, the item before a tile is read by
- * the reducer before it publishes (after that, a later tile may compact its own items over
- * it) and handed to the compute warps in stage_before. */
+/* select_flagged, select_if and unique carry a count, on the scan's tiles (tile.cuh). A stage
+ * holds the 16 bytes of items before the tile (unique's item before it: copied before the tile
+ * publishes its count, so before any later tile may compact its own items over it), the items,
+ * and select_flagged's flags. Inside a tile, each lane's rows' counts are packed a byte each into
+ * words, and one warp scan takes them all. */
 template <int KIND, typename X> struct dl_compact_stage {
     using S = dl_scan_shape<X>;
     static_assert(S::tile_items >= DL_COMPACT_MIN_TILE,
                   "descriptors are reserved for tiles of DL_COMPACT_MIN_TILE items (config.h)");
-    static constexpr int flag_bytes = KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0;
-    static constexpr int bytes = S::tile_bytes + flag_bytes; /* items, then flags */
-    static constexpr int stages = dl_ring_stages(bytes);
+    static constexpr int items_at = 16;
+    static constexpr int flags_at = items_at + S::tile_bytes;
+    static constexpr int bytes = flags_at + (KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0);
+    static constexpr int out_bytes = S::tile_bytes; /* the output buffer */
 };
+
+/* The ring, the prefix rings, and the warps' counts and first items not kept, read between the
+ * tile's two barriers and written for the next tile only after the second. */
+template <typename X, int STAGES> struct dl_compact_persistent_shared
+    : dl_persistent_shared<unsigned long long, DL_SCAN_THREADS / 32, false, STAGES> {
+    static constexpr int slots = 2 * STAGES;
+    uint64_t valued[slots];
+    uint64_t prefixed[slots];
+    uint32_t slot_tile[slots];
+    unsigned long long slot_count[slots];  /* the reducer's */
+    unsigned long long slot_prefix[slots]; /* the look-back's */
+    uint32_t warp_kept[DL_SCAN_THREADS / 32];
+    int warp_dropped[DL_SCAN_THREADS / 32];
+};
+
+/* The ring's depth: as many stages as fit beside the output buffer and the block's variables. */
+template <int KIND, typename X>
+using dl_compact_shared_for =
+    dl_compact_persistent_shared<X, dl_ring_stages_beside(dl_compact_stage<KIND, X>::bytes,
+                                                          dl_compact_stage<KIND, X>::out_bytes +
+                                                              (int)sizeof(dl_compact_persistent_shared<X, DL_SCAN_STAGES>))>;
 
 template <int KIND, typename X> struct dl_compact_fill {
     static constexpr bool warp_wide = false;
@@ -336,37 +414,40 @@ template <int KIND, typename X> struct dl_compact_fill {
         if (base + S::tile_items > p.n)
             return false; /* the partial last tile: from global memory */
         unsigned char *stage = stages + s * G::bytes;
-        dl_bulk_expect(full, G::bytes);
-        dl_bulk_copy(stage, static_cast<const X *>(p.in) + base, S::tile_bytes, full);
+        const uint32_t before = KIND == DL_COMPACT_UNIQUE && tile ? 16 : 0;
+        dl_bulk_expect(full, before + S::tile_bytes + (G::bytes - G::flags_at));
+        dl_bulk_copy(stage + G::items_at - before,
+                     static_cast<const unsigned char *>(p.in) + base * sizeof(X) - before,
+                     before + S::tile_bytes, full);
         if (KIND == DL_COMPACT_SELECT_FLAGGED)
-            dl_bulk_copy(stage + S::tile_bytes, p.flags + base, S::tile_items, full);
+            dl_bulk_copy(stage + G::flags_at, p.flags + base, S::tile_items, full);
         return true;
     }
 };
 
-template <typename X, int STAGES> struct dl_compact_persistent_shared
-    : dl_persistent_shared<unsigned long long, DL_SCAN_THREADS / 32, false, STAGES> {
-    X stage_before[STAGES];  /* unique: the item before the stage's tile */
-    uint32_t stays[DL_SCAN_THREADS * dl_scan_shape<X>::rows * dl_scan_shape<X>::vec / 32];
-    /* unique in place: bit i set when kept item i of the tile is already where it goes */
-};
-
-/* Does the tile keep item x (the item before it: prev; its flag byte: flag)? */
-template <int KIND, typename X>
-__device__ __forceinline__ bool dl_compact_keeps(const dl_compact_params &p, X x, X prev,
-                                                 unsigned char flag, bool first_overall)
+/* A row's vector of items and the flag bytes beside them: what it keeps (bit e: item e). prev:
+ * the item before the row; first_overall: the row starts the input. */
+template <int KIND, typename X, int VEC>
+__device__ __forceinline__ uint32_t dl_compact_keeps(const dl_select_test<X> &test, const X (&x)[VEC],
+                                                     X prev, const unsigned char (&flag)[VEC],
+                                                     bool first_overall)
 {
-    if (KIND == DL_COMPACT_SELECT_FLAGGED)
-        return flag != 0;
-    if (KIND == DL_COMPACT_SELECT_IF) {
-        X operand;
-        memcpy(&operand, &p.operand_bits, sizeof operand);
-        return dl_keeps(x, p.predicate, operand);
+    uint32_t keep = 0;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+        bool kept;
+        if (KIND == DL_COMPACT_SELECT_FLAGGED)
+            kept = flag[e] != 0;
+        else if (KIND == DL_COMPACT_SELECT_IF)
+            kept = test(x[e]);
+        else /* unique: X is unsigned, != compares bits */
+            kept = (e == 0 && first_overall) || x[e] != (e ? x[e - 1] : prev);
+        keep |= (uint32_t)kept << e;
     }
-    return first_overall || x != prev; /* unique: X is unsigned, == compares bits */
+    return keep;
 }
 
-/* Reducer: counts what each tile keeps, publishes the count (tile 0: as its prefix). */
+/* Reducer: counts what each tile keeps; publishes the count (tile 0: as its prefix). */
 template <int KIND, typename X, typename SHARED>
 __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, const dl_probe &probe,
                                                   SHARED &sh, const unsigned char *stages,
@@ -374,200 +455,257 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
+    using F = dl_row_items<unsigned char, S::vec>;
     const int lane = threadIdx.x % 32;
     const X *in = static_cast<const X *>(p.in);
+    const dl_select_test<X> test(p);
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
+        const int q = (int)(k % SHARED::slots);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = sh.stage_tile[s];
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles) {
-            if (lane == 0)
-                dl_mbar_arrive(&sh.reduced[s]);
+            if (lane == 0) {
+                sh.slot_tile[q] = tile;
+                dl_mbar_arrive(&sh.valued[q]);
+            }
             return;
         }
         const uint64_t base = (uint64_t)tile * S::tile_items;
-        const X before = base > 0 ? in[base - 1] : X(0);
-        unsigned long long count = 0;
+        uint32_t count = 0;
         if (base + S::tile_items <= p.n) {
-            const X *items = reinterpret_cast<const X *>(stages + s * G::bytes);
-            const unsigned char *flags = stages + s * G::bytes + S::tile_bytes;
-            for (int v = lane; v < S::tile_items / S::vec; v += 32) {
+            const unsigned char *stage = stages + s * G::bytes;
+            const X *items = reinterpret_cast<const X *>(stage + G::items_at);
+            X carry = KIND == DL_COMPACT_UNIQUE && tile ? items[-1] : X(0);
+#pragma unroll 4
+            for (int j0 = 0; j0 < S::tile_items / S::vec; j0 += 32) {
                 dl_vector<X, S::vec> u;
-                u.raw = reinterpret_cast<const uint4 *>(items)[v];
-                X prev = v ? items[v * S::vec - 1] : before;
-#pragma unroll
-                for (int e = 0; e < S::vec; ++e) {
-                    const int i = v * S::vec + e;
-                    count += dl_compact_keeps<KIND, X>(p, u.item[e], prev,
-                                                       KIND == DL_COMPACT_SELECT_FLAGGED ? flags[i] : 0,
-                                                       base + i == 0);
-                    prev = u.item[e];
+                u.raw = reinterpret_cast<const uint4 *>(items)[j0 + lane];
+                F f = {};
+                if (KIND == DL_COMPACT_SELECT_FLAGGED)
+                    f.raw = reinterpret_cast<const typename F::raw_type *>(stage + G::flags_at)[j0 + lane];
+                X prev = carry;
+                if (KIND == DL_COMPACT_UNIQUE) { /* the item before each lane's vector */
+                    const X from_left = dl_shfl_up(u.item[S::vec - 1], 1);
+                    prev = lane ? from_left : carry;
+                    carry = dl_shfl(u.item[S::vec - 1], 31);
                 }
+                count += __popc(dl_compact_keeps<KIND, X, S::vec>(test, u.item, prev, f.item,
+                                                                 base + (j0 + lane) * S::vec == 0));
             }
         } else {
             for (uint64_t i = lane; base + i < p.n; i += 32) {
                 const uint64_t g = base + i;
-                count += dl_compact_keeps<KIND, X>(p, in[g], g ? in[g - 1] : X(0),
-                                                   KIND == DL_COMPACT_SELECT_FLAGGED ? p.flags[g] : 0,
-                                                   g == 0);
+                const X x[1] = {in[g]};
+                const unsigned char flag[1] = {KIND == DL_COMPACT_SELECT_FLAGGED ? p.flags[g] : (unsigned char)0};
+                count += dl_compact_keeps<KIND, X, 1>(test, x, g ? in[g - 1] : X(0), flag, g == 0);
             }
         }
-        count = dl_warp_reduce<unsigned long long, dl_sum<unsigned long long>>(count);
+        count = __reduce_add_sync(0xffffffffu, count);
         if (lane == 0) {
             dl_publish_aggregate<unsigned long long, dl_sum<unsigned long long>>(
                 p.descriptors, tile, sh.epoch, 0ull, count, probe);
-            sh.stage_aggregate[s] = count;
-            sh.stage_before[s] = before;
-            dl_mbar_arrive(&sh.reduced[s]);
+            sh.slot_tile[q] = tile;
+            sh.slot_count[q] = count;
+            dl_mbar_arrive(&sh.valued[q]);
         }
+        dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
     }
 }
 
-/* Compute warps: keep-flags into registers, the prefixes (look-back), then the kept items,
- * compacted in the tile's own stage, out with coalesced stores; then the stage is free. */
+/* Compute warps: items and keep-flags into registers, and the stage is free; the counts scanned
+ * inside the tile; the kept items compacted in the output buffer; with the tile's prefix, out with
+ * coalesced stores. */
 template <int KIND, typename X, typename SHARED>
-__device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, const dl_probe &probe,
-                                                   SHARED &sh, unsigned char *stages, uint32_t tiles)
+__device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, SHARED &sh,
+                                                   unsigned char *stages, uint32_t tiles)
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
-    constexpr int WARPS = S::warps;
+    using F = dl_row_items<unsigned char, S::vec>;
+    constexpr int WARPS = S::warps, WORDS = S::rows / 4;
+    static_assert(S::rows % 4 == 0 && 32 * S::vec < 256, "four rows' counts to a word, a byte each");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, t = threadIdx.x;
     const X *in = static_cast<const X *>(p.in);
     X *out = static_cast<X *>(p.out);
+    X *buffer = reinterpret_cast<X *>(stages + SHARED::stages * G::bytes);
     const bool in_place = p.out == p.in;
+    const dl_select_test<X> test(p);
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
-        dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = sh.stage_tile[s];
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
             return;
-        const unsigned long long aggregate = sh.stage_aggregate[s];
-        const X before = sh.stage_before[s];
-        const uint32_t epoch = sh.epoch;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         const bool whole = base + S::tile_items <= p.n;
-        X *items = reinterpret_cast<X *>(stages + s * G::bytes);
-        const unsigned char *flags = stages + s * G::bytes + S::tile_bytes;
+        const unsigned char *stage = stages + s * G::bytes;
+        const X *items = reinterpret_cast<const X *>(stage + G::items_at);
 
-        /* Items, the item before each row's vector, and keep-flags. */
+        /* Items and keep-flags; then the stage is free. */
         X v[S::rows][S::vec];
         uint32_t keep[S::rows];
-        unsigned long long lane_count[S::rows];
+        int dropped = S::tile_items; /* this lane's first item not kept */
 #pragma unroll
         for (int r = 0; r < S::rows; ++r) {
             const int vector = (warp * S::rows + r) * 32 + lane;
             const int first = vector * S::vec; /* tile index of v[r][0] */
-            X prev;
+            X prev = X(0);
+            F f = {};
+            uint32_t valid = ~0u;
             if (whole) {
                 dl_vector<X, S::vec> u;
                 u.raw = reinterpret_cast<const uint4 *>(items)[vector];
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
                     v[r][e] = u.item[e];
-                prev = first ? items[first - 1] : before;
+                if (KIND == DL_COMPACT_UNIQUE && (first || tile))
+                    prev = items[first - 1];
+                if (KIND == DL_COMPACT_SELECT_FLAGGED)
+                    f.raw = reinterpret_cast<const typename F::raw_type *>(stage + G::flags_at)[vector];
             } else {
 #pragma unroll
-                for (int e = 0; e < S::vec; ++e)
-                    v[r][e] = base + first + e < p.n ? in[base + first + e] : X(0);
-                prev = first ? (base + first - 1 < p.n ? in[base + first - 1] : X(0)) : before;
-            }
-            keep[r] = 0;
-#pragma unroll
-            for (int e = 0; e < S::vec; ++e) {
-                const uint64_t g = base + first + e;
-                const unsigned char flag = KIND != DL_COMPACT_SELECT_FLAGGED ? 0
-                                           : whole                      ? flags[first + e]
-                                           : g < p.n                    ? p.flags[g]
-                                                                        : 0;
-                keep[r] |= (uint32_t)(g < p.n && dl_compact_keeps<KIND, X>(p, v[r][e], prev, flag, g == 0)) << e;
-                prev = v[r][e];
-            }
-            lane_count[r] = (unsigned long long)__popc(keep[r]);
-        }
-
-        /* Every row's count of kept items before it, over the whole input. */
-        unsigned long long row_prefix[S::rows];
-        dl_tile_prefixes<unsigned long long, dl_sum<unsigned long long>, false, S::rows, WARPS, true>(
-            sh, lane_count, row_prefix, tile, epoch, 0ull, p.descriptors, probe, true, aggregate);
-        const unsigned long long tile_start = sh.tile_prefix;
-
-        /* The kept items, compacted, into the stage (everyone has read it: the prefixes
-         * synchronized the compute warps). Unique in place skips items already in place. */
-        const bool mark = KIND == DL_COMPACT_UNIQUE && in_place;
-        if (mark) {
-            for (int w = t; w < S::tile_items / 32; w += S::threads)
-                sh.stays[w] = 0;
-            dl_tile_sync<true, WARPS>();
-        }
-#pragma unroll
-        for (int r = 0; r < S::rows; ++r) {
-            unsigned long long position = row_prefix[r];
-            const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
-#pragma unroll
-            for (int e = 0; e < S::vec; ++e)
-                if (keep[r] >> e & 1) {
-                    const int local = (int)(position - tile_start);
-                    items[local] = v[r][e];
-                    if (mark && position == base + first + e)
-                        atomicOr(&sh.stays[local / 32], 1u << (local % 32));
-                    ++position;
+                for (int e = 0; e < S::vec; ++e) {
+                    const uint64_t g = base + first + e;
+                    v[r][e] = g < p.n ? in[g] : X(0);
+                    if (KIND == DL_COMPACT_SELECT_FLAGGED)
+                        f.item[e] = g < p.n ? p.flags[g] : 0;
+                    if (g >= p.n)
+                        valid &= ~(1u << e);
                 }
+                /* The last tile's item before it: no later tile writes over it. */
+                if (KIND == DL_COMPACT_UNIQUE && base + first > 0 && base + first - 1 < p.n)
+                    prev = in[base + first - 1];
+            }
+            keep[r] = dl_compact_keeps<KIND, X, S::vec>(test, v[r], prev, f.item, base + first == 0) & valid;
+            const uint32_t not_kept = ~keep[r] & ((1u << S::vec) - 1);
+            if (not_kept && dropped == S::tile_items)
+                dropped = first + __ffs(not_kept) - 1;
+        }
+        dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
+
+        /* Each row's kept items before this lane's (a byte each, four rows to a word), the warp's
+         * before it in the tile, and the tile's. */
+        uint32_t word[WORDS];
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+            word[w] = 0;
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                word[w] |= (uint32_t)__popc(keep[4 * w + r]) << (8 * r);
+        }
+        uint32_t lane_before[WORDS], row_total[WORDS];
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+            const uint32_t inclusive = dl_warp_inclusive_scan<uint32_t, dl_sum<uint32_t>>(word[w]);
+            lane_before[w] = inclusive - word[w];
+            row_total[w] = dl_shfl(inclusive, 31);
+        }
+        uint32_t warp_total = 0;
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r)
+            warp_total += row_total[r / 4] >> (8 * (r % 4)) & 0xff;
+        dropped = __reduce_min_sync(0xffffffffu, dropped);
+        if (lane == 0) {
+            sh.warp_kept[warp] = warp_total;
+            sh.warp_dropped[warp] = dropped;
         }
         dl_tile_sync<true, WARPS>();
-        for (int i = t; i < (int)aggregate; i += S::threads)
-            if (!mark || !(sh.stays[i / 32] >> (i % 32) & 1))
-                out[tile_start + i] = items[i];
+        int local = 0, kept = 0, tile_dropped = S::tile_items;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) {
+            local += w < warp ? (int)sh.warp_kept[w] : 0;
+            kept += (int)sh.warp_kept[w];
+            tile_dropped = min(tile_dropped, sh.warp_dropped[w]);
+        }
+
+        /* The kept items, compacted, into the output buffer (the previous tile's stores from it
+         * are done: every compute warp has passed the barrier above since). */
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r) {
+            int i = local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                if (keep[r] >> e & 1)
+                    buffer[i++] = v[r][e];
+            local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
+        }
+        dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
+        const unsigned long long tile_start = dl_stage_header(sh.slot_prefix[q]);
+        dl_tile_sync<true, WARPS>();
+
+        /* Out. In place, the kept items before the tile's first dropped one are already where they
+         * go when every item before the tile was kept. */
+        const int stays = in_place && tile_start == base ? tile_dropped : 0;
+        for (int i = stays + t; i < kept; i += S::threads)
+            out[tile_start + i] = buffer[i];
         if (tile == tiles - 1 && t == 0)
-            *p.num_out = (size_t)(tile_start + aggregate);
-        dl_tile_sync<true, WARPS>(); /* the stage and stays are free again */
-        if (lane == 0)
-            dl_mbar_arrive(&sh.empty[s]);
+            *p.num_out = (size_t)(tile_start + kept);
     }
 }
 
 template <int KIND, typename X>
-__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS)
+__global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
     dl_compact_persistent_kernel(const dl_compact_params p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using S = dl_scan_shape<X>;
-    extern __shared__ __align__(128) unsigned char stages[];
     using G = dl_compact_stage<KIND, X>;
-    __shared__ dl_compact_persistent_shared<X, G::stages> sh;
-    static_assert(dl_ring_fits<dl_compact_persistent_shared<X, G::stages>>(G::bytes), "blocks per SM");
+    using SHARED = dl_compact_shared_for<KIND, X>;
+    using Count = dl_sum<unsigned long long>;
+    extern __shared__ __align__(128) unsigned char stages[];
+    __shared__ SHARED sh;
+    static_assert(dl_ring_fits<SHARED>(G::bytes, DL_SCAN_BLOCKS_PER_SM, G::out_bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
-    dl_ring_init(sh, S::warps);
-    if (warp == S::warps)
+    if (threadIdx.x == 0)
+        for (int q = 0; q < SHARED::slots; ++q) {
+            dl_mbar_init(&sh.valued[q], 1);
+            dl_mbar_init(&sh.prefixed[q], 1);
+        }
+    /* `empty`: every lane of the compute warps and the reducer, after their reads of the stage
+     * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
+    dl_ring_init(sh, (S::warps + 1) * 32);
+    if (warp == S::warps) {
         dl_persistent_produce(p.control, probe, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
-    else if (warp == S::warps + 1)
+    } else if (warp == S::warps + 1) {
         dl_compact_reduce<KIND, X>(p, probe, sh, stages, tiles);
-    else
-        dl_compact_compute<KIND, X>(p, probe, sh, stages, tiles);
+    } else if (warp == S::warps + 2) {
+        dl_ring_look_back<unsigned long long, Count, false>(
+            p.descriptors, probe, sh, tiles, [&](int q) { return dl_stage_header(sh.slot_count[q]); },
+            [](int) { return true; }, [&](int q, unsigned long long prefix) { sh.slot_prefix[q] = prefix; });
+    } else {
+        dl_compact_compute<KIND, X>(p, sh, stages, tiles);
+    }
     __syncthreads();
     dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
 }
 
+/* The persistent select or unique kernel's shared memory beyond its static variables: the ring
+ * and the output buffer. */
+template <int KIND, typename X> constexpr int dl_compact_dynamic_bytes()
+{
+    return dl_compact_shared_for<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes +
+           dl_compact_stage<KIND, X>::out_bytes;
+}
+
 /* ---------------------------------------------------------------- persistent (runs) */
 
 /*
- * Run-length encoding and reduce-by-key also run persistent on sm_90 with 16-byte aligned keys
- * (and values), with the segmented scans' four roles (segment_kernel.cu). The carried value is
- * the pair (runs so far, value of the run still open): reduce-by-key's values under its
- * operator; run-length encoding's count its items, each worth 1 (Y: 64-bit). The producer's bulk
- * copies bring a tile's keys, with the 16 bytes of keys before them, and reduce-by-key's values
- * into a stage. The reducer counts the tile's heads, reduces its values from its last head on,
- * publishes that pair at once and hands it to the look-back warp, whose exclusive prefix reaches
- * the compute warps through a ring twice as deep as the stages. The compute warps scan their rows'
- * pairs (the transposed warp scan, then one barrier across the warps); each head puts its key
- * (reduce-by-key: and the value that closes the run before it) at its run's index less the
- * tile's first, compacted in the stage; a second barrier, then coalesced stores. Run-length
+ * Run-length encoding and reduce-by-key carry the pair (runs so far, value of the run still open):
+ * reduce-by-key's values under its operator; run-length encoding's count its items, each worth 1
+ * (Y: 64-bit). The producer's bulk copies bring a tile's keys, with the 16 bytes of keys before
+ * them, and reduce-by-key's values into a stage. The reducer counts the tile's heads and reduces
+ * its values from its last head on. The compute warps scan their rows' pairs (the transposed warp
+ * scan, then one barrier across the warps); with the tile's prefix, each head puts its key
+ * (reduce-by-key: and the value that closes the run before it) at its run's index less the tile's
+ * first, compacted in the output buffer; a second barrier, then coalesced stores. Run-length
  * encoding then puts the heads' positions where the keys were, and stores each run's length as
- * the distance to the next head. Then the stage is free. In place, the keys already where they go
- * (the tile's leading heads, where every item before them is a head) are not written again.
+ * the distance to the next head. In place, the keys already where they go (the tile's leading
+ * heads, where every item before them is a head) are not written again.
  */
 
 /* The values carried between tiles (type, op) and inside one (tile, tile_op): reduce-by-key's, or
@@ -605,7 +743,7 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static constexpr int keys_at = 16;
     static constexpr int values_at = keys_at + tile_items * (int)sizeof(X);
     static constexpr int bytes = values_at + (values ? tile_items * (int)sizeof(Y) : 0);
-    static constexpr int stages = dl_ring_stages(bytes);
+    static constexpr int out_bytes = bytes - keys_at; /* the output buffer: keys, then values */
     using pair = dl_segment<uint32_t, typename dl_runs_values<KIND, Y, dl_sum<Y>>::tile>;
     /* the transposed warp scan's passes: its scratch near 1 KB per warp */
     static constexpr int passes = rows * (int)sizeof(pair) > 32 ? rows * (int)sizeof(pair) / 32 : 1;
@@ -614,13 +752,9 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static_assert(values_at % 16 == 0 && bytes % 16 == 0, "16-byte aligned bulk copies");
 };
 
-#define DL_RUNS_PERSISTENT_THREADS (DL_SCAN_THREADS + 96) /* + producer, reducer, look-back warp */
-
-/* The ring, and the rings twice as deep that carry each tile's pair from the reducer to the
- * look-back warp (`valued`: all the reducer's lanes arrive, after their reads of the stage,
- * which the compute warps then overwrite) and its prefix on to the compute warps (`prefixed`).
- * The warps' pairs and first non-heads are read between the tile's first two barriers, and
- * written for the next tile only after the second. */
+/* The ring, and the prefix rings (the reducer's pair, the look-back's prefix). The warps' pairs and
+ * first non-heads are read between the tile's first two barriers, and written for the next tile
+ * only after the second. */
 template <int KIND, typename X, typename Y, bool LEFT_FOLD, int STAGES>
 struct dl_runs_persistent_shared
     : dl_persistent_shared<dl_key_runs<Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
@@ -638,9 +772,21 @@ struct dl_runs_persistent_shared
     typename G::pair scratch[G::warps][dl_warp_scratch<typename G::pair, G::rows, G::passes>::items];
 };
 
+/* The ring's depth: as many stages as fit beside the output buffer and the block's variables. */
 template <int KIND, typename X, typename Y, bool LEFT_FOLD>
-using dl_runs_shared_for =
-    dl_runs_persistent_shared<KIND, X, Y, LEFT_FOLD, dl_runs_shape<KIND, X, Y>::stages>;
+using dl_runs_shared_for = dl_runs_persistent_shared<
+    KIND, X, Y, LEFT_FOLD,
+    dl_ring_stages_beside(dl_runs_shape<KIND, X, Y>::bytes,
+                          dl_runs_shape<KIND, X, Y>::out_bytes +
+                              (int)sizeof(dl_runs_persistent_shared<KIND, X, Y, LEFT_FOLD, DL_SCAN_STAGES>))>;
+
+/* The persistent run kernel's shared memory beyond its static variables: the ring and the
+ * output buffer. */
+template <int KIND, typename X, typename Y, bool LEFT_FOLD> constexpr int dl_runs_dynamic_bytes()
+{
+    return dl_runs_shared_for<KIND, X, Y, LEFT_FOLD>::stages * dl_runs_shape<KIND, X, Y>::bytes +
+           dl_runs_shape<KIND, X, Y>::out_bytes;
+}
 
 /* The producer's fill: the keys with the 16 bytes before them (tile 0 has none), then the
  * values. The partial last tile is left to global loads. */
@@ -687,9 +833,10 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles) {
-            if (lane == 0)
+            if (lane == 0) {
                 sh.slot_tile[q] = tile;
-            dl_mbar_arrive(&sh.valued[q]);
+                dl_mbar_arrive(&sh.valued[q]);
+            }
             return;
         }
         const uint64_t base = (uint64_t)tile * G::tile_items;
@@ -766,54 +913,16 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
             sh.slot_tile[q] = tile;
             sh.slot_heads[q] = heads;
             sh.slot_value[q] = value;
+            dl_mbar_arrive(&sh.valued[q]);
         }
-        __syncwarp();
-        dl_mbar_arrive(&sh.valued[q]);
         dl_mbar_arrive(&sh.empty[s]);
     }
 }
 
-/* Look-back warp: each tile's exclusive prefix, once the reducer has its pair; then the tile's P,
- * and the prefix to the compute warps. */
-template <typename Y, typename YOp, bool LEFT_FOLD, typename SHARED>
-__device__ __forceinline__ void dl_runs_look_back(const dl_compact_params &p, const dl_probe &probe,
-                                                  SHARED &sh, uint32_t tiles)
-{
-    using V = dl_key_runs<Y>;
-    using VOp = dl_key_runs_op<Y, YOp>;
-    constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
-    const int lane = threadIdx.x % 32;
-    for (uint32_t k = 0;; ++k) {
-        const int q = (int)(k % SHARED::slots);
-        dl_mbar_wait(&sh.valued[q], (k / SHARED::slots) & 1);
-        const uint32_t tile = dl_stage_header(sh.slot_tile[q]);
-        if (tile >= tiles) {
-            if (lane == 0)
-                dl_mbar_arrive(&sh.prefixed[q]);
-            return;
-        }
-        const V aggregate = {dl_stage_header(sh.slot_heads[q]), dl_stage_header(sh.slot_value[q])};
-        V prefix = VOp::identity();
-        if (tile != 0) {
-            prefix = dl_gpu_lookback<V, VOp, LEFT_FOLD, slots>(p.descriptors, tile, sh.epoch, sh.fold_buffer,
-                                                               probe);
-            if (lane == 0) {
-                probe.pause(tile, 2);
-                dl_gpu_publish<V>(p.descriptors, tile, sh.epoch, DL_STATUS_P, VOp()(prefix, aggregate));
-            }
-        }
-        if (lane == 0) {
-            sh.slot_prefix_heads[q] = prefix.heads;
-            sh.slot_prefix_value[q] = prefix.value;
-            dl_mbar_arrive(&sh.prefixed[q]);
-        }
-    }
-}
-
-/* Compute warps: keys, heads (and values) into registers, the rows' pairs scanned, the tile's
- * prefix from a look-back warp, then each head's key, and the value closing the run before it
- * (run-length encoding: the head's position), compacted in the stage and stored; then the stage
- * is free. */
+/* Compute warps: keys, heads (and values) into registers, and the stage is free; the rows' pairs
+ * scanned, the tile's prefix from the look-back warp, then each head's key, and the value closing
+ * the run before it (run-length encoding: the head's position), compacted in the output buffer
+ * and stored. */
 template <int KIND, typename X, typename Y, typename YOp, typename SHARED>
 __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHARED &sh, unsigned char *stages,
                                                 uint32_t tiles)
@@ -831,6 +940,9 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
     X *keys_out = static_cast<X *>(p.out);
     Y *closed_out = static_cast<Y *>(p.out2);
     const bool in_place = p.out == p.in;
+    unsigned char *buffer = stages + SHARED::stages * G::bytes;
+    X *out_keys = reinterpret_cast<X *>(buffer);
+    Y *out_values = reinterpret_cast<Y *>(buffer + (G::values_at - G::keys_at));
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
@@ -841,9 +953,9 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         const uint64_t warp_base = base + warp_first;
         const bool whole = base + G::tile_items <= p.n;
         const int count = whole ? G::tile_items : (int)(p.n - base);
-        unsigned char *stage = stages + s * G::bytes;
-        X *keys = reinterpret_cast<X *>(stage + G::keys_at);
-        Y *values = reinterpret_cast<Y *>(stage + G::values_at);
+        const unsigned char *stage = stages + s * G::bytes;
+        const X *keys = reinterpret_cast<const X *>(stage + G::keys_at);
+        const Y *values = reinterpret_cast<const Y *>(stage + G::values_at);
 
         /* Keys, values (run-length encoding: 1 for each item before n, which `valid` marks) and
          * heads. */
@@ -892,6 +1004,7 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             const X before = warp_base > 0 && warp_base - 1 < p.n ? in[warp_base - 1] : X(0);
             heads = dl_key_heads(key, before, warp_base == 0) & valid;
         }
+        dl_mbar_arrive(&sh.empty[s]); /* the stage is free: the tile is in registers */
 
         /* The rows' pairs, the warp's, and the warp's first item that is not a head. */
         P lane_runs[ROWS];
@@ -946,9 +1059,9 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
 #pragma unroll
             for (int e = 0; e < VEC; ++e) {
                 if (heads >> (r * VEC + e) & 1) {
-                    keys[i] = key[r][e];
+                    out_keys[i] = key[r][e];
                     if constexpr (G::values) {
-                        values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
+                        out_values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
                         running = v[r][e];
                     }
                     ++i;
@@ -963,14 +1076,14 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         const int runs_here = (int)tile_total.heads;
         const int stays = in_place && k0 == base ? tile_non_head : 0;
         for (int i = t + stays; i < runs_here; i += G::threads)
-            keys_out[k0 + i] = keys[i];
+            keys_out[k0 + i] = out_keys[i];
         Y last = tile_total.heads ? (Y)tile_total.value : YOp()(prefix, (Y)tile_total.value);
         if constexpr (G::values) {
             for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
-                closed_out[k0 - 1 + i] = values[i];
+                closed_out[k0 - 1 + i] = out_values[i];
         } else {
             /* The heads' positions where the keys were; a run closes at the next head. */
-            uint32_t *positions = reinterpret_cast<uint32_t *>(keys);
+            uint32_t *positions = reinterpret_cast<uint32_t *>(out_keys);
             dl_tile_sync<true, G::warps>();
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) {
@@ -991,12 +1104,11 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             closed_out[runs - 1] = last;
             *p.num_out = (size_t)runs;
         }
-        dl_mbar_arrive(&sh.empty[s]);
     }
 }
 
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
-__global__ void __launch_bounds__(DL_RUNS_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
+__global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER_SM)
     dl_runs_persistent_kernel(const dl_compact_params p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1004,13 +1116,13 @@ __global__ void __launch_bounds__(DL_RUNS_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER
     using SHARED = dl_runs_shared_for<KIND, X, Y, LEFT_FOLD>;
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
-    static_assert(dl_ring_fits<SHARED>(G::bytes), "blocks per SM");
+    static_assert(dl_ring_fits<SHARED>(G::bytes, DL_SCAN_BLOCKS_PER_SM, G::out_bytes), "blocks per SM");
     const uint32_t tiles = (uint32_t)((p.n + G::tile_items - 1) / G::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
     if (threadIdx.x == 0)
         for (int q = 0; q < SHARED::slots; ++q) {
-            dl_mbar_init(&sh.valued[q], 32);
+            dl_mbar_init(&sh.valued[q], 1);
             dl_mbar_init(&sh.prefixed[q], 1);
         }
     /* `empty`: every lane of the compute warps and the reducer, after their accesses to the stage
@@ -1021,7 +1133,16 @@ __global__ void __launch_bounds__(DL_RUNS_PERSISTENT_THREADS, DL_SCAN_BLOCKS_PER
     else if (warp == G::warps + 1)
         dl_runs_reduce<KIND, X, Y, YOp>(p, probe, sh, stages, tiles);
     else if (warp == G::warps + 2)
-        dl_runs_look_back<Y, YOp, LEFT_FOLD>(p, probe, sh, tiles);
+        dl_ring_look_back<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>, LEFT_FOLD>(
+            p.descriptors, probe, sh, tiles,
+            [&](int q) {
+                return dl_key_runs<Y>{dl_stage_header(sh.slot_heads[q]), dl_stage_header(sh.slot_value[q])};
+            },
+            [](int) { return true; },
+            [&](int q, dl_key_runs<Y> prefix) {
+                sh.slot_prefix_heads[q] = prefix.heads;
+                sh.slot_prefix_value[q] = prefix.value;
+            });
     else
         dl_runs_compute<KIND, X, Y, YOp>(p, sh, stages, tiles);
     __syncthreads();
@@ -1040,12 +1161,12 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_SELECT_FLAGGED || (uintptr_t)p->flags % 16 == 0);
-        /* A few tiles per block take longer on the ring than one block per tile (2^22 int32 items:
-         * 18.0 against 17.0 us; bench/NOTES.md, "Compaction kernels"). */
-        if (aligned && p->persistent_blocks > 0 && tiles > 2ull * p->persistent_min_tiles) {
+        /* From half a tile per block, as the run kernels below (2^22 int32 items, two tiles per
+         * block: 19-23 us against 24-27 us one block per tile; bench/NOTES.md, "Compaction
+         * kernels"). */
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
             dl_compact_persistent_kernel<KIND, X>
-                <<<p->persistent_blocks, DL_SCAN_PERSISTENT_THREADS,
-                   dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes, stream>>>(*p);
+                <<<p->persistent_blocks, DL_COMPACT_PERSISTENT_THREADS, dl_compact_dynamic_bytes<KIND, X>(), stream>>>(*p);
             return (int)cudaGetLastError();
         }
     }
@@ -1058,8 +1179,8 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
                              (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
         /* From half a tile per block: one block per tile runs from global memory at half the pace. */
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
-            dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>
-                <<<p->persistent_blocks, DL_RUNS_PERSISTENT_THREADS, G::stages * G::bytes, stream>>>(*p);
+            dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD><<<p->persistent_blocks, DL_COMPACT_PERSISTENT_THREADS,
+                                                                   dl_runs_dynamic_bytes<KIND, X, R, LEFT_FOLD>(), stream>>>(*p);
             return (int)cudaGetLastError();
         }
     }
@@ -1121,17 +1242,16 @@ extern "C" int dl_gpu_compact_launch(const dl_compact_params *p, dlscan_type typ
 template <int KIND, typename X> static int dl_compact_prepare_one(void)
 {
     return (int)cudaFuncSetAttribute(dl_compact_persistent_kernel<KIND, X>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     dl_compact_stage<KIND, X>::stages * dl_compact_stage<KIND, X>::bytes);
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, dl_compact_dynamic_bytes<KIND, X>());
 }
 
 /* The same for the persistent run kernels: keys of both sizes, values Y under YOp (run-length
  * encoding: its counts). */
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD> static int dl_runs_prepare_one(void)
 {
-    using G = dl_runs_shape<KIND, X, Y>;
     return (int)cudaFuncSetAttribute(dl_runs_persistent_kernel<KIND, X, Y, YOp, LEFT_FOLD>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, G::stages * G::bytes);
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     dl_runs_dynamic_bytes<KIND, X, Y, LEFT_FOLD>());
 }
 
 struct dl_runs_preparer {

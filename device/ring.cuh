@@ -4,8 +4,9 @@
  * and has Hopper's bulk-copy engine (cp.async.bulk, completing on mbarriers) fill a stage
  * with each tile; the reducer publishes each tile's aggregate as it lands; the compute warps
  * take the stages in ring order. This file has the barriers, the copies, the ring's shared
- * memory and depth, and the producer; the kernels (scan_kernel.cu, compact_kernel.cu) bring
- * the fill, the reducer and the compute warps.
+ * memory and depth, the producer, and the look-back warp of the kernels that have one; the
+ * kernels (scan_kernel.cu, segment_kernel.cu, compact_kernel.cu) bring the fill, the reducer
+ * and the compute warps.
  */
 #ifndef DLSCAN_RING_CUH
 #define DLSCAN_RING_CUH
@@ -105,22 +106,30 @@ struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
 
 /* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
  * `blocks` blocks (DL_SCAN_BLOCKS_PER_SM) share an SM's shared memory, each with
- * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). (select_flagged's int32
- * stages carry 8 KB of flags next to 32 KB of items: three of them would leave room for one
- * block per SM, which ran slower than two stages and two blocks; bench/NOTES.md, "Compaction
- * kernels".) */
+ * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). */
 __host__ __device__ constexpr int dl_ring_stages(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
 {
     const int fit = (DL_SM_SHARED_BYTES / blocks - DL_RING_OTHER_BYTES) / stage_bytes;
     return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
 }
 
-/* Checks, at compile time, that a persistent kernel's blocks fit as many to an SM as the
- * launcher counts on. */
-template <typename SHARED>
-__host__ __device__ constexpr bool dl_ring_fits(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
+/* The ring's depth where a block also keeps `beside_bytes` of shared memory of its own beside
+ * the stages (the compaction kernels: an output buffer, and their variables, counted here
+ * exactly rather than in DL_RING_OTHER_BYTES): DL_SCAN_STAGES, or as many as fit. */
+__host__ __device__ constexpr int dl_ring_stages_beside(int stage_bytes, int beside_bytes,
+                                                        int blocks = DL_SCAN_BLOCKS_PER_SM)
 {
-    return blocks * (SHARED::stages * stage_bytes + (int)sizeof(SHARED) + 1024) <=
+    const int fit = (DL_SM_SHARED_BYTES / blocks - 1024 - beside_bytes) / stage_bytes;
+    return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
+}
+
+/* Checks, at compile time, that a persistent kernel's blocks fit as many to an SM as the
+ * launcher counts on (with `beside_bytes` of dynamic shared memory beyond the stages). */
+template <typename SHARED>
+__host__ __device__ constexpr bool dl_ring_fits(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM,
+                                                int beside_bytes = 0)
+{
+    return blocks * (SHARED::stages * stage_bytes + beside_bytes + (int)sizeof(SHARED) + 1024) <=
            DL_SM_SHARED_BYTES;
 }
 
@@ -194,6 +203,47 @@ __device__ __forceinline__ void dl_persistent_produce(dl_control *control, const
             dl_mbar_arrive(&sh.full[s]);
         if (ticket >= tiles)
             return;
+    }
+}
+
+/* The look-back warp of the kernels that hand each tile's value from the reducer to the compute
+ * warps through prefix rings twice as deep as the stages (the segmented scans, the persistent
+ * compactions): SHARED has `slots`, `valued`, `prefixed` and `slot_tile` beside the ring. For
+ * each tile in ring order, once the reducer has left its value in slot q: the tile's exclusive
+ * prefix (lookback.cuh); its P on that value where publishes(q) holds (a segmented tile with a
+ * head published its P itself); the prefix handed on. value(q) and publishes(q) run in every
+ * lane (reads through dl_stage_header), hand_on(q, prefix) in lane 0, before its arrival. */
+template <typename V, typename VOp, bool LEFT_FOLD, typename SHARED, typename VALUE, typename PUBLISHES,
+          typename HAND_ON>
+__device__ __forceinline__ void dl_ring_look_back(dl_word *descriptors, const dl_probe &probe, SHARED &sh,
+                                                  uint32_t tiles, const VALUE &value_of,
+                                                  const PUBLISHES &publishes, const HAND_ON &hand_on)
+{
+    constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
+    const int lane = threadIdx.x % 32;
+    for (uint32_t k = 0;; ++k) {
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.valued[q], (k / SHARED::slots) & 1);
+        const uint32_t tile = dl_stage_header(sh.slot_tile[q]);
+        if (tile >= tiles) {
+            if (lane == 0)
+                dl_mbar_arrive(&sh.prefixed[q]);
+            return;
+        }
+        const V value = value_of(q);
+        const bool publish = tile != 0 && publishes(q);
+        const uint32_t epoch = sh.epoch;
+        V prefix = VOp::identity();
+        if (tile != 0)
+            prefix = dl_gpu_lookback<V, VOp, LEFT_FOLD, slots>(descriptors, tile, epoch, sh.fold_buffer, probe);
+        if (lane == 0) {
+            if (publish) {
+                probe.pause(tile, 2);
+                dl_gpu_publish<V>(descriptors, tile, epoch, DL_STATUS_P, VOp()(prefix, value));
+            }
+            hand_on(q, prefix);
+            dl_mbar_arrive(&sh.prefixed[q]);
+        }
     }
 }
 

@@ -654,43 +654,6 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
     }
 }
 
-/* Look-back warp: each tile's exclusive prefix (lookback.cuh), once the reducer has its value;
- * for a tile without a head, then its P on that value (the A the reducer published); the prefix
- * goes to the compute warps. The compute warps never wait on a look-back of their own: its trips
- * to memory overlap their work on the tile. */
-template <typename T, typename Op, bool LEFT_FOLD, typename SHARED>
-__device__ __forceinline__ void dl_segment_look_back(const dl_segment_params &p, const dl_probe &probe,
-                                                     SHARED &sh, uint32_t tiles)
-{
-    constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
-    const int lane = threadIdx.x % 32;
-    for (uint32_t k = 0;; ++k) {
-        const int q = (int)(k % SHARED::slots);
-        dl_mbar_wait(&sh.valued[q], (k / SHARED::slots) & 1);
-        const uint32_t tile = dl_stage_header(sh.slot_tile[q]);
-        if (tile >= tiles) {
-            if (lane == 0)
-                dl_mbar_arrive(&sh.prefixed[q]);
-            return;
-        }
-        const bool has_head = dl_stage_header(sh.slot_head[q]) != 0;
-        const T value = dl_stage_header(sh.slot_value[q]);
-        const uint32_t epoch = sh.epoch;
-        T prefix = Op::identity();
-        if (tile != 0)
-            prefix = dl_gpu_lookback<T, Op, LEFT_FOLD, slots>(p.scan.descriptors, tile, epoch, sh.fold_buffer,
-                                                              probe);
-        if (lane == 0) {
-            if (tile != 0 && !has_head) {
-                probe.pause(tile, 2);
-                dl_gpu_publish<T>(p.scan.descriptors, tile, epoch, DL_STATUS_P, Op()(prefix, value));
-            }
-            sh.slot_prefix[q] = prefix;
-            dl_mbar_arrive(&sh.prefixed[q]);
-        }
-    }
-}
-
 /* Compute warps: each stage's items and heads into registers (by key as soon as the stage is
  * full; by offsets once the reducer has marked the heads), the stage freed, the rows and the
  * warp's pair, one barrier for the warps' pairs, then the look-back warp's prefix, and the tile
@@ -807,7 +770,11 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     else if (warp == S::warps + 1)
         dl_segment_reduce<T, BY, Op>(p, probe, sh, stages, tiles);
     else if (warp == S::warps + 2)
-        dl_segment_look_back<T, Op, LEFT_FOLD>(p, probe, sh, tiles);
+        /* The look-back warp (ring.cuh): a tile with a head published its P itself. */
+        dl_ring_look_back<T, Op, LEFT_FOLD>(
+            p.scan.descriptors, probe, sh, tiles, [&](int q) { return dl_stage_header(sh.slot_value[q]); },
+            [&](int q) { return dl_stage_header(sh.slot_head[q]) == 0; },
+            [&](int q, T prefix) { sh.slot_prefix[q] = prefix; });
     else
         dl_segment_compute<T, BY, Op>(p, sh, stages, tiles);
     __syncthreads();

@@ -4,7 +4,9 @@
  */
 #include "compact_check.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,32 @@ static unsigned keep_threshold(compact_pattern pattern)
     case PATTERN_KEEP_99: return 990;
     default: return 1000;
     }
+}
+
+/* Value k (any k: taken modulo their number) of the values at a comparison's edges, for
+ * PATTERN_EDGES: the type's extremes and their neighbours, 0 and 1; floats' signed zeros,
+ * infinities, NaNs of both signs and the smallest subnormals. */
+static void put_edge(dlscan_type type, void *items, size_t i, uint64_t k)
+{
+#define PUT_EDGE(T, ...)                                                                              do {                                                                                                  static const T edges[] = {__VA_ARGS__};                                                           memcpy((T *)items + i, &edges[k % (sizeof edges / sizeof edges[0])], sizeof(T));              } while (0)
+    switch (type) {
+    case DLSCAN_FLOAT32:
+        PUT_EDGE(float, 0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1.5f, -1.5f, FLT_MAX, -FLT_MAX,
+                 FLT_TRUE_MIN, -FLT_TRUE_MIN);
+        break;
+    case DLSCAN_FLOAT64:
+        PUT_EDGE(double, 0.0, -0.0, NAN, -NAN, INFINITY, -INFINITY, 1.5, -1.5, DBL_MAX, -DBL_MAX,
+                 DBL_TRUE_MIN, -DBL_TRUE_MIN);
+        break;
+    case DLSCAN_INT32: PUT_EDGE(int32_t, 0, 1, -1, INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1); break;
+    case DLSCAN_INT64: PUT_EDGE(int64_t, 0, 1, -1, INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1); break;
+    case DLSCAN_UINT32: PUT_EDGE(uint32_t, 0, 1, UINT32_MAX, UINT32_MAX - 1, 0x80000000u, 0x7fffffffu); break;
+    case DLSCAN_UINT64:
+        PUT_EDGE(uint64_t, 0, 1, UINT64_MAX, UINT64_MAX - 1, 0x8000000000000000u, 0x7fffffffffffffffu);
+        break;
+    default: break;
+    }
+#undef PUT_EDGE
 }
 
 /* L of the patterns PATTERN_RUNS_MEAN_L, else 0. */
@@ -210,7 +238,11 @@ void compact_make_inputs(const compact_case *c, void *in, unsigned char *flags, 
     const size_t n = c->n, size = size_of(c->type);
     const int has_flags = c->call == COMPACT_SELECT_FLAGGED;
     const int has_values = c->call == COMPACT_REDUCE_BY_KEY;
-    if (c->call == COMPACT_SELECT_FLAGGED || c->call == COMPACT_SELECT_IF) {
+    if (c->pattern == PATTERN_EDGES) {
+        for (size_t i = 0; i < n; ++i)
+            put_edge(c->type, in, i, test_random(rng));
+        put_edge(c->type, operand_bits, 0, test_random(rng));
+    } else if (c->call == COMPACT_SELECT_FLAGGED || c->call == COMPACT_SELECT_IF) {
         const unsigned threshold = keep_threshold(c->pattern);
         for (size_t i = 0; i < n; ++i) {
             const unsigned number = (unsigned)(test_random(rng) % 1000);
@@ -397,6 +429,11 @@ void compact_check_type(dlscan_handle_t h, const test_memory *m, dlscan_type typ
         const compact_case if_other = {COMPACT_SELECT_IF, type, type, DLSCAN_SUM, others[i % 6],
                                        PATTERN_KEEP_HALF, 4096, sizes[i], ++variant % 2};
         compact_check_case(h, m, &if_other, rng);
+        for (int q = DLSCAN_LESS; q <= DLSCAN_NONZERO; ++q) {
+            const compact_case edges = {COMPACT_SELECT_IF, type, type, DLSCAN_SUM, (dlscan_predicate)q,
+                                        PATTERN_EDGES, 4096, sizes[i], ++variant % 2};
+            compact_check_case(h, m, &edges, rng);
+        }
         for (int k = 0; k < (int)(sizeof runs / sizeof runs[0]); ++k) {
             const int p = PATTERN_RUNS_OF_1 + k; /* picks the value type and the operator */
             const size_t tile = i % 2 ? 8192 : 4096;

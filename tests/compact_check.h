@@ -32,7 +32,9 @@ typedef enum compact_pattern {
     PATTERN_RUNS_HALF,       /* each item repeats the one before with probability 1/2 */
     PATTERN_RUNS_MEAN_8,     /* ... with probability 1 - 1/L: runs of mean L = 8, */
     PATTERN_RUNS_MEAN_64,    /* 64 */
-    PATTERN_RUNS_MEAN_1024   /* and 1024 (PATTERN_RUNS_HALF is L = 2) */
+    PATTERN_RUNS_MEAN_1024,  /* and 1024 (PATTERN_RUNS_HALF is L = 2) */
+    PATTERN_EDGES            /* select_if: items and operand at a comparison's edges (signed
+                                zeros, infinities, NaNs, the type's extremes) */
 } compact_pattern;
 
 /* The longest run PATTERN_RUNS_MEAN_* draw: sums of float32 values (multiples of 1/256 in
