@@ -68,8 +68,9 @@ void compact_check_case(dlscan_handle_t h, const test_memory *memory, const comp
                         uint64_t *rng);
 
 /* Every call on items (keys) of `type`, every pattern that fits it (the run calls also with
- * runs of mean 64 and 1024), sizes at the tile edges of both backends (2048, 4096 and 8192) and
- * random ones up to max_n, in place and not. */
+ * runs of mean 64 and 1024; select_if also at a comparison's edges under every predicate), sizes
+ * at the tile edges of both backends (2048, 4096 and 8192) and random ones up to max_n, in place
+ * and not. */
 void compact_check_type(dlscan_handle_t h, const test_memory *memory, dlscan_type type,
                         size_t max_n, uint64_t *rng);
 
