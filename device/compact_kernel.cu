@@ -660,14 +660,9 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
-    if (threadIdx.x == 0)
-        for (int q = 0; q < SHARED::slots; ++q) {
-            dl_mbar_init(&sh.valued[q], 1);
-            dl_mbar_init(&sh.prefixed[q], 1);
-        }
     /* `empty`: every lane of the compute warps and the reducer, after their reads of the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
-    dl_ring_init(sh, (S::warps + 1) * 32);
+    dl_prefix_rings_init(sh, (S::warps + 1) * 32);
     if (warp == S::warps) {
         dl_persistent_produce(p.control, probe, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
     } else if (warp == S::warps + 1) {
@@ -1120,14 +1115,9 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     const uint32_t tiles = (uint32_t)((p.n + G::tile_items - 1) / G::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
-    if (threadIdx.x == 0)
-        for (int q = 0; q < SHARED::slots; ++q) {
-            dl_mbar_init(&sh.valued[q], 1);
-            dl_mbar_init(&sh.prefixed[q], 1);
-        }
     /* `empty`: every lane of the compute warps and the reducer, after their accesses to the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
-    dl_ring_init(sh, (G::warps + 1) * 32);
+    dl_prefix_rings_init(sh, (G::warps + 1) * 32);
     if (warp == G::warps)
         dl_persistent_produce(p.control, probe, sh, tiles, dl_runs_fill<KIND, X, Y>{p, stages});
     else if (warp == G::warps + 1)

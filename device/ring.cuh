@@ -104,15 +104,6 @@ struct dl_persistent_shared : dl_tile_shared<T, WARPS, LEFT_FOLD> {
     T stage_aggregate[STAGES];
 };
 
-/* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
- * `blocks` blocks (DL_SCAN_BLOCKS_PER_SM) share an SM's shared memory, each with
- * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). */
-__host__ __device__ constexpr int dl_ring_stages(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
-{
-    const int fit = (DL_SM_SHARED_BYTES / blocks - DL_RING_OTHER_BYTES) / stage_bytes;
-    return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
-}
-
 /* The ring's depth where a block also keeps `beside_bytes` of shared memory of its own beside
  * the stages (the compaction kernels: an output buffer, and their variables, counted here
  * exactly rather than in DL_RING_OTHER_BYTES): DL_SCAN_STAGES, or as many as fit. */
@@ -121,6 +112,14 @@ __host__ __device__ constexpr int dl_ring_stages_beside(int stage_bytes, int bes
 {
     const int fit = (DL_SM_SHARED_BYTES / blocks - 1024 - beside_bytes) / stage_bytes;
     return fit >= DL_SCAN_STAGES ? DL_SCAN_STAGES : fit > 1 ? fit : 1;
+}
+
+/* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
+ * `blocks` blocks (DL_SCAN_BLOCKS_PER_SM) share an SM's shared memory, each with
+ * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). */
+__host__ __device__ constexpr int dl_ring_stages(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
+{
+    return dl_ring_stages_beside(stage_bytes, DL_RING_OTHER_BYTES - 1024, blocks);
 }
 
 /* Checks, at compile time, that a persistent kernel's blocks fit as many to an SM as the
@@ -148,6 +147,21 @@ __device__ __forceinline__ void dl_ring_init(SHARED &sh, uint32_t empty_arrivals
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+}
+
+/* Thread 0: the prefix rings' barriers (`valued`, `prefixed`: one arrival each), then the
+ * ring's (dl_ring_init, whose arguments these are), for the kernels with a look-back warp
+ * (dl_ring_look_back). Every thread of the block calls it (it synchronizes them). */
+template <typename SHARED>
+__device__ __forceinline__ void dl_prefix_rings_init(SHARED &sh, uint32_t empty_arrivals,
+                                                     uint32_t reduced_arrivals = 1)
+{
+    if (threadIdx.x == 0)
+        for (int q = 0; q < SHARED::slots; ++q) {
+            dl_mbar_init(&sh.valued[q], 1);
+            dl_mbar_init(&sh.prefixed[q], 1);
+        }
+    dl_ring_init(sh, empty_arrivals, reduced_arrivals);
 }
 
 /* A field of a stage's header (its tile, the reducer's aggregate), read by lane 0 alone and

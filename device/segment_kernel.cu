@@ -756,13 +756,8 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
         sh.stage_segment[threadIdx.x] = 0; /* the producer's first search: from offset 0, tile 0 */
         sh.stage_tile[threadIdx.x] = 0;
     }
-    if (threadIdx.x == 0)
-        for (int q = 0; q < SHARED::slots; ++q) {
-            dl_mbar_init(&sh.valued[q], 1);
-            dl_mbar_init(&sh.prefixed[q], 1);
-        }
     /* `empty`: the compute warps and the reducer; `reduced`: the reducer */
-    dl_ring_init(sh, (S::warps + 1) * G::arriving_lanes, G::arriving_lanes);
+    dl_prefix_rings_init(sh, (S::warps + 1) * G::arriving_lanes, G::arriving_lanes);
     dl_grid_dependency();
     if (warp == S::warps)
         dl_persistent_produce(p.scan.control, probe, sh, tiles,
