@@ -199,6 +199,7 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
     X *stage = reinterpret_cast<X *>(stage_words);
     const int t = (int)threadIdx.x;
     const dl_probe probe(p.control);
+    dl_grid_dependency();
 
     uint32_t tile, epoch;
     dl_tile_take(p.control, probe, sh, &tile, &epoch);
@@ -515,15 +516,20 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
 
 /* Compute warps: items and keep-flags into registers, and the stage is free; the counts scanned
  * inside the tile; the kept items compacted in the output buffer; with the tile's prefix, out with
- * coalesced stores. */
-template <int KIND, typename X, typename SHARED>
+ * coalesced stores. Run-length encoding keeps its heads as unique does, here from the run kernel
+ * (dl_runs_persistent_kernel, whose stage is unique's); once the keys are out, the heads' positions
+ * in the tile go where they were, and a run's length is the distance to the next head.
+ * prefix(q): slot q's tile start, the pair (outputs before the tile, items since the last head
+ * before it: run-length encoding's, else 0). */
+template <int KIND, typename X, typename SHARED, typename PREFIX>
 __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, SHARED &sh,
-                                                   unsigned char *stages, uint32_t tiles)
+                                                   unsigned char *stages, uint32_t tiles, PREFIX prefix)
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
     using F = dl_row_items<unsigned char, S::vec>;
     constexpr int WARPS = S::warps, WORDS = S::rows / 4;
+    constexpr bool heads = KIND == DL_COMPACT_UNIQUE || KIND == DL_COMPACT_RUN_LENGTH; /* runs' first items */
     static_assert(S::rows % 4 == 0 && 32 * S::vec < 256, "four rows' counts to a word, a byte each");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, t = threadIdx.x;
     const X *in = static_cast<const X *>(p.in);
@@ -560,7 +566,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
                     v[r][e] = u.item[e];
-                if (KIND == DL_COMPACT_UNIQUE && (first || tile))
+                if (heads && (first || tile))
                     prev = items[first - 1];
                 if (KIND == DL_COMPACT_SELECT_FLAGGED)
                     f.raw = reinterpret_cast<const typename F::raw_type *>(stage + G::flags_at)[vector];
@@ -575,7 +581,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
                         valid &= ~(1u << e);
                 }
                 /* The last tile's item before it: no later tile writes over it. */
-                if (KIND == DL_COMPACT_UNIQUE && base + first > 0 && base + first - 1 < p.n)
+                if (heads && base + first > 0 && base + first - 1 < p.n)
                     prev = in[base + first - 1];
             }
             keep[r] = dl_compact_keeps<KIND, X, S::vec>(test, v[r], prev, f.item, base + first == 0) & valid;
@@ -622,6 +628,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
 
         /* The kept items, compacted, into the output buffer (the previous tile's stores from it
          * are done: every compute warp has passed the barrier above since). */
+        const int warp_local = local;
 #pragma unroll
         for (int r = 0; r < S::rows; ++r) {
             int i = local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
@@ -632,7 +639,8 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
             local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
         }
         dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
-        const unsigned long long tile_start = dl_stage_header(sh.slot_prefix[q]);
+        const auto start = prefix(q);
+        const unsigned long long tile_start = start.heads;
         dl_tile_sync<true, WARPS>();
 
         /* Out. In place, the kept items before the tile's first dropped one are already where they
@@ -640,6 +648,31 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
         const int stays = in_place && tile_start == base ? tile_dropped : 0;
         for (int i = stays + t; i < kept; i += S::threads)
             out[tile_start + i] = buffer[i];
+        if constexpr (KIND == DL_COMPACT_RUN_LENGTH) {
+            /* The heads' positions where the keys were; each head closes the run before it (tile
+             * 0's first: none), the tile's first the run open at its start. */
+            uint32_t *positions = reinterpret_cast<uint32_t *>(buffer);
+            dl_tile_sync<true, WARPS>();
+            local = warp_local;
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r) {
+                int i = local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
+                const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    if (keep[r] >> e & 1)
+                        positions[i++] = (uint32_t)(first + e);
+                local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
+            }
+            dl_tile_sync<true, WARPS>();
+            unsigned long long *lengths = static_cast<unsigned long long *>(p.out2);
+            for (int i = t + (tile_start == 0 ? 1 : 0); i < kept; i += S::threads)
+                lengths[tile_start - 1 + i] = i ? positions[i] - positions[i - 1] : start.value + positions[0];
+            if (tile == tiles - 1 && t == 0) {
+                const uint64_t count = p.n - base;
+                lengths[tile_start + kept - 1] = kept ? count - positions[kept - 1] : start.value + count;
+            }
+        }
         if (tile == tiles - 1 && t == 0)
             *p.num_out = (size_t)(tile_start + kept);
     }
@@ -663,6 +696,7 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     /* `empty`: every lane of the compute warps and the reducer, after their reads of the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
     dl_prefix_rings_init(sh, (S::warps + 1) * 32);
+    dl_grid_dependency();
     if (warp == S::warps) {
         dl_persistent_produce(p.control, probe, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
     } else if (warp == S::warps + 1) {
@@ -672,7 +706,9 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
             p.descriptors, probe, sh, tiles, [&](int q) { return dl_stage_header(sh.slot_count[q]); },
             [](int) { return true; }, [&](int q, unsigned long long prefix) { sh.slot_prefix[q] = prefix; });
     } else {
-        dl_compact_compute<KIND, X>(p, sh, stages, tiles);
+        dl_compact_compute<KIND, X>(p, sh, stages, tiles, [&](int q) {
+            return dl_segment<unsigned long long, unsigned long long>{dl_stage_header(sh.slot_prefix[q]), 0};
+        });
     }
     __syncthreads();
     dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
@@ -694,37 +730,30 @@ template <int KIND, typename X> constexpr int dl_compact_dynamic_bytes()
  * reduce-by-key's values under its operator; run-length encoding's count its items, each worth 1
  * (Y: 64-bit). The producer's bulk copies bring a tile's keys, with the 16 bytes of keys before
  * them, and reduce-by-key's values into a stage. The reducer counts the tile's heads and reduces
- * its values from its last head on. The compute warps scan their rows' pairs (the transposed warp
- * scan, then one barrier across the warps); with the tile's prefix, each head puts its key
- * (reduce-by-key: and the value that closes the run before it) at its run's index less the tile's
- * first, compacted in the output buffer; a second barrier, then coalesced stores. Run-length
- * encoding then puts the heads' positions where the keys were, and stores each run's length as
- * the distance to the next head. In place, the keys already where they go (the tile's leading
- * heads, where every item before them is a head) are not written again.
+ * its values from its last head on. Run-length encoding's compute warps are unique's
+ * (dl_compact_compute). Reduce-by-key's scan their rows' pairs (the transposed warp scan, then one
+ * barrier across the warps); with the tile's prefix, each head puts its key and the value that
+ * closes the run before it at its run's index less the tile's first, compacted in the output
+ * buffer; a second barrier, then coalesced stores. In place, the keys already where they go (the
+ * tile's leading heads, where every item before them is a head) are not written again.
  */
 
-/* The values carried between tiles (type, op) and inside one (tile, tile_op): reduce-by-key's, or
- * run-length encoding's counts of items (64-bit between tiles, 32-bit inside one). */
+/* The values carried between tiles: reduce-by-key's, or run-length encoding's counts of items. */
 template <int KIND, typename Y, typename YOp> struct dl_runs_values {
     using type = Y;
     using op = YOp;
-    using tile = Y;
-    using tile_op = YOp;
 };
 template <typename Y, typename YOp> struct dl_runs_values<DL_COMPACT_RUN_LENGTH, Y, YOp> {
     using type = unsigned long long;
     using op = dl_sum<unsigned long long>;
-    using tile = uint32_t;
-    using tile_op = dl_sum<uint32_t>;
 };
 
 /* The tile and its stage for keys X and values Y: each thread holds ROWS rows of one 16-byte access
  * of keys (and the values beside them); the stage holds the 16 bytes of keys before the tile and
- * its keys, where the compacted keys go. Reduce-by-key's stage then holds the tile's values, where
- * the runs' aggregates go; its tiles are DL_RUNS_TILE_ITEMS_*. Run-length encoding's take the
- * scan's tiles, keys alone: once the keys are out, the heads' positions in the tile go where the
- * keys were, and a run's length is the distance to the next. Inside the tile a pair counts
- * (heads, value since the last): reduce-by-key's values, run-length encoding's items (32 bits). */
+ * its keys. Reduce-by-key's stage then holds the tile's values; its tiles are
+ * DL_RUNS_TILE_ITEMS_*, and its output buffer takes the compacted keys, then the runs' aggregates.
+ * Run-length encoding's take the scan's tiles, keys alone: unique's stage (dl_compact_stage).
+ * Inside the tile a pair counts (heads, value since the last). */
 template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static constexpr bool values = KIND == DL_COMPACT_REDUCE_BY_KEY;
     static constexpr int threads = DL_SCAN_THREADS;
@@ -739,17 +768,18 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static constexpr int values_at = keys_at + tile_items * (int)sizeof(X);
     static constexpr int bytes = values_at + (values ? tile_items * (int)sizeof(Y) : 0);
     static constexpr int out_bytes = bytes - keys_at; /* the output buffer: keys, then values */
-    using pair = dl_segment<uint32_t, typename dl_runs_values<KIND, Y, dl_sum<Y>>::tile>;
-    /* the transposed warp scan's passes: its scratch near 1 KB per warp */
+    using pair = dl_segment<uint32_t, Y>;
+    /* the transposed warp scan's passes (reduce-by-key): its scratch near 1 KB per warp */
     static constexpr int passes = rows * (int)sizeof(pair) > 32 ? rows * (int)sizeof(pair) / 32 : 1;
+    static constexpr int scratch_items = values ? dl_warp_scratch<pair, rows, passes>::items : 1;
     static_assert(rows * vec <= 32 && rows % passes == 0, "a thread's heads in one word");
     static_assert(tile_items >= DL_COMPACT_MIN_TILE, "descriptors are reserved for them (config.h)");
     static_assert(values_at % 16 == 0 && bytes % 16 == 0, "16-byte aligned bulk copies");
 };
 
-/* The ring, and the prefix rings (the reducer's pair, the look-back's prefix). The warps' pairs and
- * first non-heads are read between the tile's first two barriers, and written for the next tile
- * only after the second. */
+/* The ring, and the prefix rings (the reducer's pair, the look-back's prefix). The warps' pairs (run-
+ * length encoding: head counts) and first non-heads are read between the tile's first two barriers,
+ * and written for the next tile only after the second. */
 template <int KIND, typename X, typename Y, bool LEFT_FOLD, int STAGES>
 struct dl_runs_persistent_shared
     : dl_persistent_shared<dl_key_runs<Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
@@ -763,8 +793,9 @@ struct dl_runs_persistent_shared
     unsigned long long slot_prefix_heads[slots]; /* the look-back's prefix */
     Y slot_prefix_value[slots];
     typename G::pair warp_runs[G::warps];
-    int warp_non_head[G::warps];
-    typename G::pair scratch[G::warps][dl_warp_scratch<typename G::pair, G::rows, G::passes>::items];
+    uint32_t warp_kept[G::warps];
+    int warp_dropped[G::warps];
+    typename G::pair scratch[G::warps][G::scratch_items];
 };
 
 /* The ring's depth: as many stages as fit beside the output buffer and the block's variables. */
@@ -914,19 +945,16 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
     }
 }
 
-/* Compute warps: keys, heads (and values) into registers, and the stage is free; the rows' pairs
- * scanned, the tile's prefix from the look-back warp, then each head's key, and the value closing
- * the run before it (run-length encoding: the head's position), compacted in the output buffer
- * and stored. */
-template <int KIND, typename X, typename Y, typename YOp, typename SHARED>
+/* Reduce-by-key's compute warps: keys, heads and values into registers, and the stage is free; the
+ * rows' pairs scanned, the tile's prefix from the look-back warp, then each head's key, and the
+ * value closing the run before it, compacted in the output buffer and stored. */
+template <typename X, typename Y, typename YOp, typename SHARED>
 __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHARED &sh, unsigned char *stages,
                                                 uint32_t tiles)
 {
-    using G = dl_runs_shape<KIND, X, Y>;
-    using TY = typename dl_runs_values<KIND, Y, YOp>::tile;
-    using TOp = typename dl_runs_values<KIND, Y, YOp>::tile_op;
-    using P = dl_segment<uint32_t, TY>;
-    using POp = dl_segmented<uint32_t, TY, TOp>;
+    using G = dl_runs_shape<DL_COMPACT_REDUCE_BY_KEY, X, Y>;
+    using P = dl_segment<uint32_t, Y>;
+    using POp = dl_segmented<uint32_t, Y, YOp>;
     constexpr int ROWS = G::rows, VEC = G::vec;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, t = threadIdx.x;
     const int warp_first = warp * G::items_per_warp;
@@ -947,15 +975,13 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         const uint64_t base = (uint64_t)tile * G::tile_items;
         const uint64_t warp_base = base + warp_first;
         const bool whole = base + G::tile_items <= p.n;
-        const int count = whole ? G::tile_items : (int)(p.n - base);
         const unsigned char *stage = stages + s * G::bytes;
         const X *keys = reinterpret_cast<const X *>(stage + G::keys_at);
         const Y *values = reinterpret_cast<const Y *>(stage + G::values_at);
 
-        /* Keys, values (run-length encoding: 1 for each item before n, which `valid` marks) and
-         * heads. */
+        /* Keys, values and heads (items past n: none). */
         X key[ROWS][VEC];
-        TY v[G::values ? ROWS : 1][VEC];
+        Y v[ROWS][VEC];
         uint32_t valid = ~0u;
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
@@ -966,32 +992,23 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
 #pragma unroll
                 for (int e = 0; e < VEC; ++e)
                     key[r][e] = u.item[e];
-                if constexpr (G::values) {
-                    using W = dl_row_items<Y, VEC>;
-                    W w;
-                    w.raw = *reinterpret_cast<const typename W::raw_type *>(values + first);
+                using W = dl_row_items<Y, VEC>;
+                W w;
+                w.raw = *reinterpret_cast<const typename W::raw_type *>(values + first);
 #pragma unroll
-                    for (int e = 0; e < VEC; ++e)
-                        v[r][e] = w.item[e];
-                }
+                for (int e = 0; e < VEC; ++e)
+                    v[r][e] = w.item[e];
             } else {
 #pragma unroll
                 for (int e = 0; e < VEC; ++e) {
                     const uint64_t g = base + first + e;
                     key[r][e] = g < p.n ? in[g] : X(0);
-                    if constexpr (G::values)
-                        v[r][e] = g < p.n ? values_in[g] : YOp::identity();
+                    v[r][e] = g < p.n ? values_in[g] : YOp::identity();
                     if (g >= p.n)
                         valid &= ~(1u << (r * VEC + e));
                 }
             }
         }
-        auto value_of = [&](int r, int e) -> TY {
-            if constexpr (G::values)
-                return v[r][e];
-            else
-                return TY(valid >> (r * VEC + e) & 1);
-        };
         uint32_t heads;
         if (whole) {
             heads = dl_key_heads(key, keys[warp_first - 1], warp_base == 0);
@@ -1006,11 +1023,11 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         int non_head = G::tile_items;
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-            TY value = TOp::identity();
+            Y value = YOp::identity();
 #pragma unroll
             for (int e = 0; e < VEC; ++e) {
                 const bool head = heads >> (r * VEC + e) & 1;
-                value = head ? value_of(r, e) : TOp()(value, value_of(r, e));
+                value = head ? v[r][e] : YOp()(value, v[r][e]);
                 const int i = warp_first + (r * 32 + lane) * VEC + e;
                 non_head = !head && i < non_head ? i : non_head;
             }
@@ -1022,7 +1039,7 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         non_head = __reduce_min_sync(0xffffffffu, non_head);
         if (lane == 0) {
             sh.warp_runs[warp] = warp_total;
-            sh.warp_non_head[warp] = non_head;
+            sh.warp_dropped[warp] = non_head;
         }
         dl_tile_sync<true, G::warps>();
         const P inclusive =
@@ -1033,7 +1050,7 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         if (in_place)
 #pragma unroll
             for (int w = 0; w < G::warps; ++w)
-                tile_non_head = min(tile_non_head, sh.warp_non_head[w]);
+                tile_non_head = min(tile_non_head, sh.warp_dropped[w]);
 
         /* The tile's prefix, then each head's key, and the value closing the run before it, at the
          * head's local index: the runs before it less those before the tile. */
@@ -1042,25 +1059,19 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         const unsigned long long k0 = dl_stage_header(sh.slot_prefix_heads[q]);
         const Y prefix = dl_stage_header(sh.slot_prefix_value[q]);
         const int warp_runs = warp ? (int)before.heads : 0; /* the tile's runs before the warp */
-        Y warp_value = prefix;
-        if constexpr (G::values)
-            warp_value = warp == 0 ? prefix : before.heads ? before.value : YOp()(prefix, before.value);
+        const Y warp_value = warp == 0 ? prefix : before.heads ? before.value : YOp()(prefix, before.value);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
             int i = warp_runs + (int)row_prefix[r].heads;
-            Y running = warp_value;
-            if constexpr (G::values)
-                running = row_prefix[r].heads ? row_prefix[r].value : YOp()(warp_value, row_prefix[r].value);
+            Y running = row_prefix[r].heads ? row_prefix[r].value : YOp()(warp_value, row_prefix[r].value);
 #pragma unroll
             for (int e = 0; e < VEC; ++e) {
                 if (heads >> (r * VEC + e) & 1) {
                     out_keys[i] = key[r][e];
-                    if constexpr (G::values) {
-                        out_values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
-                        running = v[r][e];
-                    }
+                    out_values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
+                    running = v[r][e];
                     ++i;
-                } else if constexpr (G::values) {
+                } else {
                     running = YOp()(running, v[r][e]);
                 }
             }
@@ -1072,31 +1083,11 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
         const int stays = in_place && k0 == base ? tile_non_head : 0;
         for (int i = t + stays; i < runs_here; i += G::threads)
             keys_out[k0 + i] = out_keys[i];
-        Y last = tile_total.heads ? (Y)tile_total.value : YOp()(prefix, (Y)tile_total.value);
-        if constexpr (G::values) {
-            for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
-                closed_out[k0 - 1 + i] = out_values[i];
-        } else {
-            /* The heads' positions where the keys were; a run closes at the next head. */
-            uint32_t *positions = reinterpret_cast<uint32_t *>(out_keys);
-            dl_tile_sync<true, G::warps>();
-#pragma unroll
-            for (int r = 0; r < ROWS; ++r) {
-                int i = warp_runs + (int)row_prefix[r].heads;
-#pragma unroll
-                for (int e = 0; e < VEC; ++e)
-                    if (heads >> (r * VEC + e) & 1)
-                        positions[i++] = (uint32_t)(warp_first + (r * 32 + lane) * VEC + e);
-            }
-            dl_tile_sync<true, G::warps>();
-            for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
-                closed_out[k0 - 1 + i] = i ? positions[i] - positions[i - 1] : prefix + positions[0];
-            if (runs_here)
-                last = (Y)(count - positions[runs_here - 1]);
-        }
+        for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
+            closed_out[k0 - 1 + i] = out_values[i];
         if (tile == tiles - 1 && t == 0) {
             const unsigned long long runs = k0 + tile_total.heads;
-            closed_out[runs - 1] = last;
+            closed_out[runs - 1] = tile_total.heads ? tile_total.value : YOp()(prefix, tile_total.value);
             *p.num_out = (size_t)runs;
         }
     }
@@ -1112,12 +1103,16 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
     static_assert(dl_ring_fits<SHARED>(G::bytes, DL_SCAN_BLOCKS_PER_SM, G::out_bytes), "blocks per SM");
+    static_assert(KIND != DL_COMPACT_RUN_LENGTH || (G::bytes == dl_compact_stage<KIND, X>::bytes &&
+                                                     G::out_bytes == dl_compact_stage<KIND, X>::out_bytes),
+                  "run-length encoding's compute warps are unique's, on unique's stage");
     const uint32_t tiles = (uint32_t)((p.n + G::tile_items - 1) / G::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
     /* `empty`: every lane of the compute warps and the reducer, after their accesses to the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
     dl_prefix_rings_init(sh, (G::warps + 1) * 32);
+    dl_grid_dependency();
     if (warp == G::warps)
         dl_persistent_produce(p.control, probe, sh, tiles, dl_runs_fill<KIND, X, Y>{p, stages});
     else if (warp == G::warps + 1)
@@ -1133,8 +1128,12 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
                 sh.slot_prefix_heads[q] = prefix.heads;
                 sh.slot_prefix_value[q] = prefix.value;
             });
+    else if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
+        dl_compact_compute<KIND, X>(p, sh, stages, tiles, [&](int q) {
+            return dl_key_runs<Y>{dl_stage_header(sh.slot_prefix_heads[q]), dl_stage_header(sh.slot_prefix_value[q])};
+        });
     else
-        dl_runs_compute<KIND, X, Y, YOp>(p, sh, stages, tiles);
+        dl_runs_compute<X, Y, YOp>(p, sh, stages, tiles);
     __syncthreads();
     dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
@@ -1155,9 +1154,9 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
          * block: 19-23 us against 24-27 us one block per tile; bench/NOTES.md, "Compaction
          * kernels"). */
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
-            dl_compact_persistent_kernel<KIND, X>
-                <<<p->persistent_blocks, DL_COMPACT_PERSISTENT_THREADS, dl_compact_dynamic_bytes<KIND, X>(), stream>>>(*p);
-            return (int)cudaGetLastError();
+            return dl_launch(dl_compact_persistent_kernel<KIND, X>, *p, dim3(p->persistent_blocks),
+                             dim3(DL_COMPACT_PERSISTENT_THREADS), dl_compact_dynamic_bytes<KIND, X>(),
+                             p->dependent_launch, stream);
         }
     }
     if constexpr (KIND == DL_COMPACT_RUN_LENGTH || KIND == DL_COMPACT_REDUCE_BY_KEY) {
@@ -1169,14 +1168,14 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
                              (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
         /* From half a tile per block: one block per tile runs from global memory at half the pace. */
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
-            dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD><<<p->persistent_blocks, DL_COMPACT_PERSISTENT_THREADS,
-                                                                   dl_runs_dynamic_bytes<KIND, X, R, LEFT_FOLD>(), stream>>>(*p);
-            return (int)cudaGetLastError();
+            return dl_launch(dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>, *p, dim3(p->persistent_blocks),
+                             dim3(DL_COMPACT_PERSISTENT_THREADS), dl_runs_dynamic_bytes<KIND, X, R, LEFT_FOLD>(),
+                             p->dependent_launch, stream);
         }
     }
     const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
-    dl_compact_kernel<KIND, X, Y, YOp, LEFT_FOLD><<<(unsigned)tiles, DL_COMPACT_THREADS, 0, stream>>>(*p);
-    return (int)cudaGetLastError();
+    return dl_launch(dl_compact_kernel<KIND, X, Y, YOp, LEFT_FOLD>, *p, dim3((unsigned)tiles),
+                     dim3(DL_COMPACT_THREADS), 0, p->dependent_launch, stream);
 }
 
 /* Calls that move and compare items by their bits: one instantiation per item size. */

@@ -102,6 +102,7 @@ typedef struct dl_compact_params {
     dl_control *control;
     uint32_t persistent_blocks;  /* sm_90: the persistent kernels' grid; 0: none */
     uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
+    int dependent_launch;        /* as dl_scan_params' */
 } dl_compact_params;
 
 /* Descriptor words per tile a compaction needs: a 64-bit count, or a 128-bit pair. */

@@ -262,6 +262,7 @@ static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request 
         .control = s->control,
         .persistent_blocks = h->persistent ? s->persistent_blocks : 0,
         .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
+        .dependent_launch = s->dependent_launch,
     };
     error = (cudaError_t)dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
                                                h->deterministic, r->stream);
