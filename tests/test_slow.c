@@ -1,8 +1,9 @@
 /*
  * test_slow.c: the `slow` suite, off by default (meson test --setup slow --suite slow):
  * scans of more than 2^32 items, in place, one of uint8 items into int32 (dlscan_scan,
- * with d_total), and segmented scans in place with a segment longer than 2^32 items, by
- * offsets and by keys; each checked chunk by chunk against a running reference. Values come
+ * with d_total), segmented scans in place with a segment longer than 2^32 items, by
+ * offsets and by keys, and compactions of more than 2^32 items in place (select_if,
+ * run-length encoding); each checked chunk by chunk against a running reference. Values come
  * from a counter-based generator, so the check regenerates them instead of keeping a copy of
  * the input.
  */
@@ -284,4 +285,116 @@ Test(slow, int32_sum_by_offsets_past_2_pow_32_in_place, .timeout = 3600)
 Test(slow, uint64_exclusive_sum_by_uint8_keys_past_2_pow_32_in_place, .timeout = 3600)
 {
     scan_huge_segmented((1ull << 32) + (1ull << 21) + 777, DLSCAN_UINT64, 1, 1);
+}
+
+/* ---------------------------------------------------------------- compaction */
+
+/* Chunk by chunk reads of n device items of `size` bytes (4 or 8), in rising order. */
+typedef struct huge_reader {
+    const char *d;
+    size_t n, size, first, count;
+    void *chunk;
+} huge_reader;
+
+static uint64_t huge_read(huge_reader *r, size_t k)
+{
+    if (k < r->first || k >= r->first + r->count) {
+        r->first = k;
+        r->count = r->n - k < CHUNK ? r->n - k : CHUNK;
+        cr_assert_eq(cudaMemcpy(r->chunk, r->d + k * r->size, r->count * r->size, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
+    }
+    return r->size == 4 ? ((const uint32_t *)r->chunk)[k - r->first] : ((const uint64_t *)r->chunk)[k - r->first];
+}
+
+/* Item i of a compaction's input, given the item before it: runs of mean length 64 (a run
+ * starts where a draw is 0 mod 64) of drawn keys. */
+static uint32_t huge_run_item(uint64_t seed, uint64_t i, uint32_t before)
+{
+    return i == 0 || value_at(seed, i) % 64 == 0 ? (uint32_t)value_at(~seed, i) : before;
+}
+
+/* n int32 items compacted in place: select_if (kept where >= 0, about half) or run-length
+ * encoding (runs of mean 64, their lengths beside); checked against the regenerated input. */
+static void compact_huge_in_place(size_t n, int run_length)
+{
+    dlscan_handle_t h = NULL;
+    const dlscan_status created = dlscan_create(&h);
+    if (created == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here");
+    cr_assert_eq(created, DLSCAN_SUCCESS);
+    const size_t need = 4 * n + (run_length ? 8 * n : 0) + (1ull << 30);
+    size_t free_bytes = 0, total_bytes = 0;
+    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    if (free_bytes < need)
+        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (need >> 30) + 1, free_bytes >> 30);
+
+    const uint64_t seed = test_seed();
+    uint32_t *d = NULL;
+    size_t *d_lengths = NULL, *d_count = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, 4 * n), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&d_count, sizeof(size_t)), cudaSuccess);
+    if (run_length)
+        cr_assert_eq(cudaMalloc((void **)&d_lengths, 8 * n), cudaSuccess);
+    uint32_t *chunk = malloc(CHUNK * 4);
+    uint64_t *lengths_chunk = malloc(CHUNK * 8);
+    cr_assert(chunk && lengths_chunk);
+    uint32_t item = 0;
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        for (size_t i = 0; i < count; ++i)
+            chunk[i] = item = run_length ? huge_run_item(seed, first + i, item) : (uint32_t)value_at(seed, first + i);
+        cr_assert_eq(cudaMemcpy(d + first, chunk, count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+
+    const int32_t zero = 0;
+    const dlscan_status status =
+        run_length ? dlscan_run_length_encode(h, d, d, d_lengths, d_count, n, DLSCAN_INT32, NULL)
+                   : dlscan_select_if(h, d, d, d_count, n, DLSCAN_INT32, DLSCAN_GREATER_EQUAL, &zero, NULL);
+    cr_assert_eq(status, DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    size_t got_count = 0;
+    cr_assert_eq(cudaMemcpy(&got_count, d_count, sizeof got_count, cudaMemcpyDeviceToHost), cudaSuccess);
+
+    huge_reader items = {(const char *)d, n, 4, 0, 0, chunk};
+    huge_reader lengths = {(const char *)d_lengths, n, 8, 0, 0, lengths_chunk};
+    size_t k = 0, run_start = 0;
+    item = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t before = item;
+        item = run_length ? huge_run_item(seed, i, item) : (uint32_t)value_at(seed, i);
+        const int kept = run_length ? i == 0 || item != before : (int32_t)item >= 0;
+        if (!kept)
+            continue;
+        if (run_length && k > 0) {
+            const uint64_t length = huge_read(&lengths, k - 1);
+            cr_assert_eq(length, i - run_start, "run %zu: length %llu, want %zu", k - 1,
+                         (unsigned long long)length, i - run_start);
+        }
+        cr_assert(k < got_count, "item %zu: output %zu, past the count %zu", i, k, got_count);
+        const uint64_t got = huge_read(&items, k);
+        cr_assert_eq(got, item, "output %zu (item %zu of %zu): got %llu, want %u", k, i, n,
+                     (unsigned long long)got, item);
+        run_start = i;
+        ++k;
+    }
+    cr_assert_eq(got_count, k, "count %zu, want %zu", got_count, k);
+    if (run_length)
+        cr_assert_eq(huge_read(&lengths, k - 1), n - run_start, "the last run's length");
+    free(chunk);
+    free(lengths_chunk);
+    cudaFree(d);
+    cudaFree(d_lengths);
+    cudaFree(d_count);
+    dlscan_destroy(h);
+}
+
+Test(slow, int32_select_if_past_2_pow_32_in_place, .timeout = 3600)
+{
+    compact_huge_in_place((1ull << 32) + 9999, 0);
+}
+
+Test(slow, int32_run_length_encode_past_2_pow_32_in_place, .timeout = 3600)
+{
+    compact_huge_in_place((1ull << 32) + 4097, 1);
 }
