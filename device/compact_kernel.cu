@@ -753,7 +753,7 @@ template <typename Y, typename YOp> struct dl_runs_values<DL_COMPACT_RUN_LENGTH,
  * its keys. Reduce-by-key's stage then holds the tile's values; its tiles are
  * DL_RUNS_TILE_ITEMS_*, and its output buffer takes the compacted keys, then the runs' aggregates.
  * Run-length encoding's take the scan's tiles, keys alone: unique's stage (dl_compact_stage).
- * Inside the tile a pair counts (heads, value since the last). */
+ * Reduce-by-key's compute warps scan pairs (heads, value since the last) inside the tile. */
 template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static constexpr bool values = KIND == DL_COMPACT_REDUCE_BY_KEY;
     static constexpr int threads = DL_SCAN_THREADS;
@@ -777,9 +777,9 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static_assert(values_at % 16 == 0 && bytes % 16 == 0, "16-byte aligned bulk copies");
 };
 
-/* The ring, and the prefix rings (the reducer's pair, the look-back's prefix). The warps' pairs (run-
- * length encoding: head counts) and first non-heads are read between the tile's first two barriers,
- * and written for the next tile only after the second. */
+/* The ring, and the prefix rings (the reducer's pair, the look-back's prefix). The warps' pairs
+ * (reduce-by-key) or head counts (run-length encoding) and first non-heads are read between the
+ * tile's first two barriers, and written for the next tile only after the second. */
 template <int KIND, typename X, typename Y, bool LEFT_FOLD, int STAGES>
 struct dl_runs_persistent_shared
     : dl_persistent_shared<dl_key_runs<Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
