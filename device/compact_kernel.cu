@@ -626,18 +626,25 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
             tile_dropped = min(tile_dropped, sh.warp_dropped[w]);
         }
 
+        /* put(i, r, e, at) for each kept item v[r][e]: i its local index (the kept items before it in
+         * the tile), at its index in the tile. */
+        const auto each_kept = [&](auto put) {
+            int row_local = local;
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r) {
+                int i = row_local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
+                const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
+#pragma unroll
+                for (int e = 0; e < S::vec; ++e)
+                    if (keep[r] >> e & 1)
+                        put(i++, r, e, first + e);
+                row_local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
+            }
+        };
+
         /* The kept items, compacted, into the output buffer (the previous tile's stores from it
          * are done: every compute warp has passed the barrier above since). */
-        const int warp_local = local;
-#pragma unroll
-        for (int r = 0; r < S::rows; ++r) {
-            int i = local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
-#pragma unroll
-            for (int e = 0; e < S::vec; ++e)
-                if (keep[r] >> e & 1)
-                    buffer[i++] = v[r][e];
-            local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
-        }
+        each_kept([&](int i, int r, int e, int) { buffer[i] = v[r][e]; });
         dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
         const auto start = prefix(q);
         const unsigned long long tile_start = start.heads;
@@ -653,17 +660,7 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
              * 0's first: none), the tile's first the run open at its start. */
             uint32_t *positions = reinterpret_cast<uint32_t *>(buffer);
             dl_tile_sync<true, WARPS>();
-            local = warp_local;
-#pragma unroll
-            for (int r = 0; r < S::rows; ++r) {
-                int i = local + (int)(lane_before[r / 4] >> (8 * (r % 4)) & 0xff);
-                const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
-#pragma unroll
-                for (int e = 0; e < S::vec; ++e)
-                    if (keep[r] >> e & 1)
-                        positions[i++] = (uint32_t)(first + e);
-                local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
-            }
+            each_kept([&](int i, int, int, int at) { positions[i] = (uint32_t)at; });
             dl_tile_sync<true, WARPS>();
             unsigned long long *lengths = static_cast<unsigned long long *>(p.out2);
             for (int i = t + (tile_start == 0 ? 1 : 0); i < kept; i += S::threads)
