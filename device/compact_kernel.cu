@@ -142,6 +142,7 @@ template <typename X> struct dl_select_test {
     using K = typename std::conditional<sizeof(X) == 8, unsigned long long, unsigned int>::type;
     static constexpr K sign = K(1) << (8 * sizeof(K) - 1);
     K lo, span;
+    K rebase; /* integers: key(x) - lo is x's bits + rebase (flipping the sign bit adds it) */
     bool outside;
 
     __device__ static K key(X x)
@@ -178,8 +179,18 @@ template <typename X> struct dl_select_test {
             from = 0, to = ~K(0), outside = !outside;
         lo = from;
         span = to - from;
+        rebase = (std::is_signed<X>::value ? sign : K(0)) - lo;
     }
-    __device__ bool operator()(X x) const { return (K(key(x) - lo) <= span) != outside; }
+    /* x's key lies in [lo, lo + span]. */
+    __device__ bool inside(X x) const
+    {
+        if constexpr (std::is_floating_point<X>::value)
+            return K(key(x) - lo) <= span;
+        K bits;
+        memcpy(&bits, &x, sizeof bits);
+        return K(bits + rebase) <= span;
+    }
+    __device__ bool operator()(X x) const { return inside(x) != outside; }
 };
 
 /* ---------------------------------------------------------------- the kernel */
@@ -358,8 +369,10 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
  *                done: the P's follow the tiles' arrival, and a look-back seldom goes far;
  *   compute      take the tile into registers and free its stage at once; scan it inside the
  *                tile, put the outputs compacted in the block's output buffer beside the ring
- *                (at the local index: outputs before them in the tile), then, with the prefix,
- *                store them with coalesced writes.
+ *                (at the local index: outputs before them in the tile); take the next tile into
+ *                registers, freeing its stage, then, with this tile's prefix, store the outputs
+ *                with coalesced writes. A block so holds four tiles: two stages, the registers
+ *                and the buffer.
  * The prefixes travel through rings twice as deep as the stages (`valued`, `prefixed`): a
  * stage is free before its tile's prefix is read.
  */
@@ -456,7 +469,6 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
-    using F = dl_row_items<unsigned char, S::vec>;
     const int lane = threadIdx.x % 32;
     const X *in = static_cast<const X *>(p.in);
     const dl_select_test<X> test(p);
@@ -477,22 +489,39 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
         if (base + S::tile_items <= p.n) {
             const unsigned char *stage = stages + s * G::bytes;
             const X *items = reinterpret_cast<const X *>(stage + G::items_at);
-            X carry = KIND == DL_COMPACT_UNIQUE && tile ? items[-1] : X(0);
+            if constexpr (KIND == DL_COMPACT_SELECT_FLAGGED) {
+                /* 16 flags a load: a byte is nonzero where its top bit is set, or its others carry
+                 * into it when added to 0x7f. */
+                const uint4 *flags = reinterpret_cast<const uint4 *>(stage + G::flags_at);
+                const auto nonzero = [](uint32_t w) {
+                    return (uint32_t)__popc((((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u);
+                };
 #pragma unroll 4
-            for (int j0 = 0; j0 < S::tile_items / S::vec; j0 += 32) {
-                dl_vector<X, S::vec> u;
-                u.raw = reinterpret_cast<const uint4 *>(items)[j0 + lane];
-                F f = {};
-                if (KIND == DL_COMPACT_SELECT_FLAGGED)
-                    f.raw = reinterpret_cast<const typename F::raw_type *>(stage + G::flags_at)[j0 + lane];
-                X prev = carry;
-                if (KIND == DL_COMPACT_UNIQUE) { /* the item before each lane's vector */
-                    const X from_left = dl_shfl_up(u.item[S::vec - 1], 1);
-                    prev = lane ? from_left : carry;
-                    carry = dl_shfl(u.item[S::vec - 1], 31);
+                for (int j = lane; j < S::tile_items / 16; j += 32) {
+                    const uint4 w = flags[j];
+                    count += nonzero(w.x) + nonzero(w.y) + nonzero(w.z) + nonzero(w.w);
                 }
-                count += __popc(dl_compact_keeps<KIND, X, S::vec>(test, u.item, prev, f.item,
-                                                                 base + (j0 + lane) * S::vec == 0));
+            } else {
+                /* select_if: the items inside the test's range; unique: the items unlike the one
+                 * before, which the stage holds (the tile's first: in the 16 bytes before it). */
+                uint32_t hits = 0;
+#pragma unroll 4
+                for (int j = lane; j < S::tile_items / S::vec; j += 32) {
+                    dl_vector<X, S::vec> u;
+                    u.raw = reinterpret_cast<const uint4 *>(items)[j];
+                    if constexpr (KIND == DL_COMPACT_SELECT_IF) {
+#pragma unroll
+                        for (int e = 0; e < S::vec; ++e)
+                            hits += test.inside(u.item[e]);
+                    } else {
+                        /* X is unsigned, != compares bits; the input's first item is a head */
+                        const X prev = j || tile ? items[j * S::vec - 1] : X(~u.item[0]);
+#pragma unroll
+                        for (int e = 0; e < S::vec; ++e)
+                            hits += u.item[e] != (e ? u.item[e - 1] : prev);
+                    }
+                }
+                count = KIND == DL_COMPACT_SELECT_IF && test.outside ? S::tile_items / 32 - hits : hits;
             }
         } else {
             for (uint64_t i = lane; base + i < p.n; i += 32) {
@@ -514,11 +543,12 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
     }
 }
 
-/* Compute warps: items and keep-flags into registers, and the stage is free; the counts scanned
- * inside the tile; the kept items compacted in the output buffer; with the tile's prefix, out with
- * coalesced stores. Run-length encoding keeps its heads as unique does, here from the run kernel
- * (dl_runs_persistent_kernel, whose stage is unique's); once the keys are out, the heads' positions
- * in the tile go where they were, and a run's length is the distance to the next head.
+/* Compute warps: a tile's items and keep-flags into registers, and its stage is free; the counts
+ * scanned inside the tile, the kept items compacted in the output buffer; then the next tile into
+ * registers (its stage is free the sooner, while this tile's prefix comes); with the prefix, out
+ * with coalesced stores. Run-length encoding keeps its heads as unique does, here from the run
+ * kernel (dl_runs_persistent_kernel, whose stage is unique's); once the keys are out, the heads'
+ * positions in the tile go where they were, and a run's length is the distance to the next head.
  * prefix(q): slot q's tile start, the pair (outputs before the tile, items since the last head
  * before it: run-length encoding's, else 0). */
 template <int KIND, typename X, typename SHARED, typename PREFIX>
@@ -537,22 +567,25 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
     X *buffer = reinterpret_cast<X *>(stages + SHARED::stages * G::bytes);
     const bool in_place = p.out == p.in;
     const dl_select_test<X> test(p);
-    for (uint32_t k = 0;; ++k) {
+
+    /* The tile in registers: its items, keep-flags (bit e of keep[r]: v[r][e]) and this lane's first
+     * item not kept. take(k) takes ring entry k's tile into them and frees its stage; false: no
+     * tiles left. */
+    X v[S::rows][S::vec];
+    uint32_t keep[S::rows];
+    int dropped;
+    uint32_t tile;
+    const auto take = [&](uint32_t k) {
         const int s = (int)(k % SHARED::stages);
-        const int q = (int)(k % SHARED::slots);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
-            return;
+            return false;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         const bool whole = base + S::tile_items <= p.n;
         const unsigned char *stage = stages + s * G::bytes;
         const X *items = reinterpret_cast<const X *>(stage + G::items_at);
-
-        /* Items and keep-flags; then the stage is free. */
-        X v[S::rows][S::vec];
-        uint32_t keep[S::rows];
-        int dropped = S::tile_items; /* this lane's first item not kept */
+        dropped = S::tile_items;
 #pragma unroll
         for (int r = 0; r < S::rows; ++r) {
             const int vector = (warp * S::rows + r) * 32 + lane;
@@ -590,6 +623,15 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
                 dropped = first + __ffs(not_kept) - 1;
         }
         dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
+        return true;
+    };
+
+    if (!take(0))
+        return;
+    for (uint32_t k = 0;; ++k) {
+        const int q = (int)(k % SHARED::slots);
+        const uint32_t this_tile = tile;
+        const uint64_t base = (uint64_t)this_tile * S::tile_items;
 
         /* Each row's kept items before this lane's (a byte each, four rows to a word), the warp's
          * before it in the tile, and the tile's. */
@@ -612,12 +654,12 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
             warp_total += row_total[r / 4] >> (8 * (r % 4)) & 0xff;
-        dropped = __reduce_min_sync(0xffffffffu, dropped);
+        const int warp_dropped = __reduce_min_sync(0xffffffffu, dropped);
         if (lane == 0) {
             sh.warp_kept[warp] = warp_total;
-            sh.warp_dropped[warp] = dropped;
+            sh.warp_dropped[warp] = warp_dropped;
         }
-        dl_tile_sync<true, WARPS>();
+        dl_tile_sync<true, WARPS>(); /* also: every warp's stores of the tile before are done */
         int local = 0, kept = 0, tile_dropped = S::tile_items;
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) {
@@ -626,9 +668,9 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
             tile_dropped = min(tile_dropped, sh.warp_dropped[w]);
         }
 
-        /* put(i, r, e, at) for each kept item v[r][e]: i its local index (the kept items before it in
-         * the tile), at its index in the tile. */
-        const auto each_kept = [&](auto put) {
+        /* put(i, r, e, at) for each kept item v[r][e] of keep_of: i its local index (the kept items
+         * before it in the tile), at its index in the tile. */
+        const auto each_kept = [&](const uint32_t (&keep_of)[S::rows], auto put) {
             int row_local = local;
 #pragma unroll
             for (int r = 0; r < S::rows; ++r) {
@@ -636,15 +678,23 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
                 const int first = ((warp * S::rows + r) * 32 + lane) * S::vec;
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
-                    if (keep[r] >> e & 1)
+                    if (keep_of[r] >> e & 1)
                         put(i++, r, e, first + e);
                 row_local += (int)(row_total[r / 4] >> (8 * (r % 4)) & 0xff);
             }
         };
 
-        /* The kept items, compacted, into the output buffer (the previous tile's stores from it
-         * are done: every compute warp has passed the barrier above since). */
-        each_kept([&](int i, int r, int e, int) { buffer[i] = v[r][e]; });
+        /* The kept items, compacted, into the output buffer. */
+        each_kept(keep, [&](int i, int r, int e, int) { buffer[i] = v[r][e]; });
+        uint32_t heads_at[KIND == DL_COMPACT_RUN_LENGTH ? S::rows : 1];
+        if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
+#pragma unroll
+            for (int r = 0; r < S::rows; ++r)
+                heads_at[r] = keep[r];
+
+        /* The next tile into registers while this one's prefix comes: its stage is free sooner. */
+        const bool more = take(k + 1);
+
         dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
         const auto start = prefix(q);
         const unsigned long long tile_start = start.heads;
@@ -656,22 +706,22 @@ __device__ __forceinline__ void dl_compact_compute(const dl_compact_params &p, S
         for (int i = stays + t; i < kept; i += S::threads)
             out[tile_start + i] = buffer[i];
         if constexpr (KIND == DL_COMPACT_RUN_LENGTH) {
-            /* The heads' positions where the keys were; each head closes the run before it (tile
-             * 0's first: none), the tile's first the run open at its start. */
             uint32_t *positions = reinterpret_cast<uint32_t *>(buffer);
             dl_tile_sync<true, WARPS>();
-            each_kept([&](int i, int, int, int at) { positions[i] = (uint32_t)at; });
+            each_kept(heads_at, [&](int i, int, int, int at) { positions[i] = (uint32_t)at; });
             dl_tile_sync<true, WARPS>();
             unsigned long long *lengths = static_cast<unsigned long long *>(p.out2);
             for (int i = t + (tile_start == 0 ? 1 : 0); i < kept; i += S::threads)
                 lengths[tile_start - 1 + i] = i ? positions[i] - positions[i - 1] : start.value + positions[0];
-            if (tile == tiles - 1 && t == 0) {
+            if (this_tile == tiles - 1 && t == 0) {
                 const uint64_t count = p.n - base;
                 lengths[tile_start + kept - 1] = kept ? count - positions[kept - 1] : start.value + count;
             }
         }
-        if (tile == tiles - 1 && t == 0)
+        if (this_tile == tiles - 1 && t == 0)
             *p.num_out = (size_t)(tile_start + kept);
+        if (!more)
+            return;
     }
 }
 
@@ -867,18 +917,16 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
         const unsigned char *stage = stages + s * G::bytes;
         const X *keys = reinterpret_cast<const X *>(stage + G::keys_at);
 
-        /* The heads, and the last: the key before each lane's vector from the lane before. */
+        /* The heads, and the last. */
         uint32_t heads = 0;
         int last = -1;
         if (count == G::tile_items) {
-            X carry = tile ? keys[-1] : X(0);
 #pragma unroll 4
             for (int j0 = 0; j0 < G::tile_items / G::vec; j0 += 32) {
                 dl_vector<X, G::vec> u;
                 u.raw = reinterpret_cast<const uint4 *>(keys)[j0 + lane];
-                const X from_left = dl_shfl_up(u.item[G::vec - 1], 1);
-                X previous = lane ? from_left : carry;
-                carry = dl_shfl(u.item[G::vec - 1], 31);
+                /* the key before, from the stage (the tile's first: in the 16 bytes before it) */
+                X previous = j0 + lane || tile ? keys[(j0 + lane) * G::vec - 1] : X(0);
 #pragma unroll
                 for (int e = 0; e < G::vec; ++e) {
                     const int i = (j0 + lane) * G::vec + e;
@@ -942,9 +990,11 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
     }
 }
 
-/* Reduce-by-key's compute warps: keys, heads and values into registers, and the stage is free; the
- * rows' pairs scanned, the tile's prefix from the look-back warp, then each head's key, and the
- * value closing the run before it, compacted in the output buffer and stored. */
+/* Reduce-by-key's compute warps: a tile's keys, heads and values into registers, and its stage is
+ * free; the rows' pairs scanned; each head's key, and the value closing the run before it, compacted
+ * in the output buffer (the tile's first head's value without what comes before the tile); then the
+ * next tile into registers (its stage is free the sooner, while this tile's prefix comes); with the
+ * prefix, out with coalesced stores. */
 template <typename X, typename Y, typename YOp, typename SHARED>
 __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHARED &sh, unsigned char *stages,
                                                 uint32_t tiles)
@@ -963,22 +1013,26 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
     unsigned char *buffer = stages + SHARED::stages * G::bytes;
     X *out_keys = reinterpret_cast<X *>(buffer);
     Y *out_values = reinterpret_cast<Y *>(buffer + (G::values_at - G::keys_at));
-    for (uint32_t k = 0;; ++k) {
+
+    /* The tile in registers: keys, values and heads (bit r * VEC + e: key[r][e]; items past n:
+     * none). take(k) takes ring entry k's tile into them and frees its stage; false: no tiles
+     * left. */
+    X key[ROWS][VEC];
+    Y v[ROWS][VEC];
+    uint32_t heads;
+    uint32_t tile;
+    const auto take = [&](uint32_t k) {
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
-        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
-            return;
+            return false;
         const uint64_t base = (uint64_t)tile * G::tile_items;
         const uint64_t warp_base = base + warp_first;
         const bool whole = base + G::tile_items <= p.n;
         const unsigned char *stage = stages + s * G::bytes;
         const X *keys = reinterpret_cast<const X *>(stage + G::keys_at);
         const Y *values = reinterpret_cast<const Y *>(stage + G::values_at);
-
-        /* Keys, values and heads (items past n: none). */
-        X key[ROWS][VEC];
-        Y v[ROWS][VEC];
         uint32_t valid = ~0u;
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
@@ -1006,7 +1060,6 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
                 }
             }
         }
-        uint32_t heads;
         if (whole) {
             heads = dl_key_heads(key, keys[warp_first - 1], warp_base == 0);
         } else {
@@ -1014,6 +1067,14 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             heads = dl_key_heads(key, before, warp_base == 0) & valid;
         }
         dl_mbar_arrive(&sh.empty[s]); /* the stage is free: the tile is in registers */
+        return true;
+    };
+
+    if (!take(0))
+        return;
+    for (uint32_t k = 0;; ++k) {
+        const uint32_t this_tile = tile;
+        const uint64_t base = (uint64_t)this_tile * G::tile_items;
 
         /* The rows' pairs, the warp's, and the warp's first item that is not a head. */
         P lane_runs[ROWS];
@@ -1038,7 +1099,7 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             sh.warp_runs[warp] = warp_total;
             sh.warp_dropped[warp] = non_head;
         }
-        dl_tile_sync<true, G::warps>();
+        dl_tile_sync<true, G::warps>(); /* also: every warp's stores of the tile before are done */
         const P inclusive =
             dl_warp_inclusive_scan<P, POp>(lane < G::warps ? sh.warp_runs[lane] : POp::identity());
         const P before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
@@ -1049,14 +1110,11 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             for (int w = 0; w < G::warps; ++w)
                 tile_non_head = min(tile_non_head, sh.warp_dropped[w]);
 
-        /* The tile's prefix, then each head's key, and the value closing the run before it, at the
-         * head's local index: the runs before it less those before the tile. */
-        const int q = (int)(k % SHARED::slots);
-        dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
-        const unsigned long long k0 = dl_stage_header(sh.slot_prefix_heads[q]);
-        const Y prefix = dl_stage_header(sh.slot_prefix_value[q]);
+        /* Each head's key, and the value closing the run before it, at the head's local index (the
+         * tile's runs before it); the tile's first head closes the run open at the tile's start,
+         * whose value here leaves out what came before the tile (the prefix, added at the store). */
         const int warp_runs = warp ? (int)before.heads : 0; /* the tile's runs before the warp */
-        const Y warp_value = warp == 0 ? prefix : before.heads ? before.value : YOp()(prefix, before.value);
+        const Y warp_value = warp ? before.value : YOp::identity();
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
             int i = warp_runs + (int)row_prefix[r].heads;
@@ -1065,7 +1123,7 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
             for (int e = 0; e < VEC; ++e) {
                 if (heads >> (r * VEC + e) & 1) {
                     out_keys[i] = key[r][e];
-                    out_values[i] = running; /* closes run k0 + i - 1 (none before the input's first) */
+                    out_values[i] = running;
                     running = v[r][e];
                     ++i;
                 } else {
@@ -1073,20 +1131,31 @@ __device__ __forceinline__ void dl_runs_compute(const dl_compact_params &p, SHAR
                 }
             }
         }
+
+        /* The next tile into registers while this one's prefix comes: its stage is free sooner. */
+        const bool more = take(k + 1);
+
+        const int q = (int)(k % SHARED::slots);
+        dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
+        const unsigned long long k0 = dl_stage_header(sh.slot_prefix_heads[q]);
+        const Y prefix = dl_stage_header(sh.slot_prefix_value[q]);
         dl_tile_sync<true, G::warps>();
 
-        /* Out, coalesced: keys from the first that moves; tile 0's first closes no run. */
+        /* Out, coalesced: keys from the first that moves; the values from the run before the tile's
+         * first head (none before the input's first). */
         const int runs_here = (int)tile_total.heads;
         const int stays = in_place && k0 == base ? tile_non_head : 0;
         for (int i = t + stays; i < runs_here; i += G::threads)
             keys_out[k0 + i] = out_keys[i];
         for (int i = t + (k0 == 0 ? 1 : 0); i < runs_here; i += G::threads)
-            closed_out[k0 - 1 + i] = out_values[i];
-        if (tile == tiles - 1 && t == 0) {
+            closed_out[k0 - 1 + i] = i ? out_values[i] : YOp()(prefix, out_values[0]);
+        if (this_tile == tiles - 1 && t == 0) {
             const unsigned long long runs = k0 + tile_total.heads;
             closed_out[runs - 1] = tile_total.heads ? tile_total.value : YOp()(prefix, tile_total.value);
             *p.num_out = (size_t)runs;
         }
+        if (!more)
+            return;
     }
 }
 
