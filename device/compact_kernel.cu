@@ -1216,10 +1216,12 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_SELECT_FLAGGED || (uintptr_t)p->flags % 16 == 0);
-        /* From half a tile per block, as the run kernels below (2^22 int32 items, two tiles per
-         * block: 19-23 us against 24-27 us one block per tile; bench/NOTES.md, "Compaction
-         * kernels"). */
-        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
+        /* From half a tile per block (2^22 int32 items, two tiles per block: 19-23 us against
+         * 24-27 us one block per tile); select_flagged, whose one-block kernel stages its flags in
+         * a second pass, from a quarter (2^20 int32: 5.9-7.8 us against 7.8-8.7). bench/NOTES.md,
+         * "Compaction kernels". */
+        const uint32_t from = p->persistent_min_tiles / (KIND == DL_COMPACT_SELECT_FLAGGED ? 4 : 2);
+        if (aligned && p->persistent_blocks > 0 && tiles > from) {
             return dl_launch(dl_compact_persistent_kernel<KIND, X>, *p, dim3(p->persistent_blocks),
                              dim3(DL_COMPACT_PERSISTENT_THREADS), dl_compact_dynamic_bytes<KIND, X>(),
                              p->dependent_launch, stream);
@@ -1232,8 +1234,10 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + G::tile_items - 1) / G::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
-        /* From half a tile per block: one block per tile runs from global memory at half the pace. */
-        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
+        /* From a quarter of a tile per block: one block per tile runs from global memory at half
+         * the pace (2^20 int32 run-length encoding, runs of mean 2 to 1024: 8.1-9.9 us against
+         * 10.6-12.3). */
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 4) {
             return dl_launch(dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>, *p, dim3(p->persistent_blocks),
                              dim3(DL_COMPACT_PERSISTENT_THREADS), dl_runs_dynamic_bytes<KIND, X, R, LEFT_FOLD>(),
                              p->dependent_launch, stream);

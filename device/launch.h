@@ -101,7 +101,8 @@ typedef struct dl_compact_params {
     uint64_t descriptor_words;
     dl_control *control;
     uint32_t persistent_blocks;  /* sm_90: the persistent kernels' grid; 0: none */
-    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than this */
+    uint32_t persistent_min_tiles; /* the grid's blocks (0: persistent always); the persistent
+                                      kernels run for more tiles than a half or a quarter of it */
     int dependent_launch;        /* as dl_scan_params' */
 } dl_compact_params;
 
