@@ -19,8 +19,9 @@
  *      head writes the previous run's; the tile holding item n-1 writes the last run's and
  *      the count.
  *
- * On sm_90, from half a tile per block on, the calls run persistent on the ring (ring.cuh), in
- * blocks of four roles (producer, reducer, look-back warp, compute warps; their section below):
+ * On sm_90, from a quarter or half a tile per block on (the launcher says which), the calls run
+ * persistent on the ring (ring.cuh), in blocks of four roles (producer, reducer, look-back warp,
+ * compute warps; their section below):
  *   dl_compact_persistent_kernel  select_flagged, select_if, unique: a count carried, on the
  *                                 scan's tiles;
  *   dl_runs_persistent_kernel     run-length encode, reduce-by-key: the pair (runs so far,
@@ -358,8 +359,9 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
 /* ---------------------------------------------------------------- persistent: the roles */
 
 /*
- * On sm_90, from half a tile per block on, the calls run persistent on the ring (ring.cuh), with
- * 16-byte aligned inputs, in blocks of four roles (as the segmented scans, segment_kernel.cu):
+ * On sm_90, from a quarter or half a tile per block on, the calls run persistent on the ring
+ * (ring.cuh), with 16-byte aligned inputs, in blocks of four roles (as the segmented scans,
+ * segment_kernel.cu):
  *   producer     draws each tile's ticket and has the bulk-copy engine stage its inputs;
  *   reducer      folds the staged tile into its value (select, unique: the count it keeps; the
  *                run calls: the pair of its heads and the value from its last head on),
