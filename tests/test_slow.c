@@ -24,20 +24,27 @@ static uint64_t value_at(uint64_t seed, uint64_t i)
     return test_random(&state);
 }
 
-/* Fills device memory with n items of `size` bytes, scans it in place, and checks it. */
-static void scan_huge_in_place(size_t n, dlscan_type type, int exclusive)
+/* A handle for a test that needs `bytes` of device memory (and 1 GiB to spare); skips the test
+ * where there is no device or not enough free memory. */
+static dlscan_handle_t huge_handle(size_t bytes)
 {
-    const size_t size = type == DLSCAN_INT32 ? 4 : 8;
     dlscan_handle_t h = NULL;
     const dlscan_status created = dlscan_create(&h);
     if (created == DLSCAN_ERROR_NO_DEVICE)
         cr_skip_test("no CUDA device here");
     cr_assert_eq(created, DLSCAN_SUCCESS);
-    size_t free_bytes = 0, total = 0;
-    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-    if (free_bytes < n * size + (1ull << 30))
-        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (n * size >> 30) + 1,
-                     free_bytes >> 30);
+    size_t free_bytes = 0, total_bytes = 0;
+    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    if (free_bytes < bytes + (1ull << 30))
+        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (bytes >> 30) + 1, free_bytes >> 30);
+    return h;
+}
+
+/* Fills device memory with n items of `size` bytes, scans it in place, and checks it. */
+static void scan_huge_in_place(size_t n, dlscan_type type, int exclusive)
+{
+    const size_t size = type == DLSCAN_INT32 ? 4 : 8;
+    dlscan_handle_t h = huge_handle(n * size);
 
     const uint64_t seed = test_seed();
     char *d = NULL;
@@ -105,15 +112,7 @@ Test(slow, uint64_exclusive_sum_past_2_pow_32_in_place, .timeout = 3600)
 Test(slow, uint8_into_int32_sum_past_2_pow_32, .timeout = 3600)
 {
     const size_t n = (1ull << 32) + 4099;
-    dlscan_handle_t h = NULL;
-    const dlscan_status created = dlscan_create(&h);
-    if (created == DLSCAN_ERROR_NO_DEVICE)
-        cr_skip_test("no CUDA device here");
-    cr_assert_eq(created, DLSCAN_SUCCESS);
-    size_t free_bytes = 0, total_bytes = 0;
-    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-    if (free_bytes < 5 * n + (1ull << 30))
-        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (5 * n >> 30) + 1, free_bytes >> 30);
+    dlscan_handle_t h = huge_handle(5 * n);
 
     const uint64_t seed = test_seed();
     uint8_t *d_in = NULL;
@@ -180,16 +179,7 @@ static void huge_boundaries(size_t n, int by_keys, size_t boundaries[HUGE_BOUNDA
 static void scan_huge_segmented(size_t n, dlscan_type type, int by_keys, int exclusive)
 {
     const size_t size = type == DLSCAN_INT32 ? 4 : 8;
-    dlscan_handle_t h = NULL;
-    const dlscan_status created = dlscan_create(&h);
-    if (created == DLSCAN_ERROR_NO_DEVICE)
-        cr_skip_test("no CUDA device here");
-    cr_assert_eq(created, DLSCAN_SUCCESS);
-    const size_t needed = n * size + (by_keys ? n : 0);
-    size_t free_bytes = 0, total = 0;
-    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-    if (free_bytes < needed + (1ull << 30))
-        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (needed >> 30) + 1, free_bytes >> 30);
+    dlscan_handle_t h = huge_handle(n * size + (by_keys ? n : 0));
 
     size_t boundaries[HUGE_BOUNDARIES];
     const size_t count = HUGE_BOUNDARIES;
@@ -318,16 +308,7 @@ static uint32_t huge_run_item(uint64_t seed, uint64_t i, uint32_t before)
  * encoding (runs of mean 64, their lengths beside); checked against the regenerated input. */
 static void compact_huge_in_place(size_t n, int run_length)
 {
-    dlscan_handle_t h = NULL;
-    const dlscan_status created = dlscan_create(&h);
-    if (created == DLSCAN_ERROR_NO_DEVICE)
-        cr_skip_test("no CUDA device here");
-    cr_assert_eq(created, DLSCAN_SUCCESS);
-    const size_t need = 4 * n + (run_length ? 8 * n : 0) + (1ull << 30);
-    size_t free_bytes = 0, total_bytes = 0;
-    cr_assert_eq(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-    if (free_bytes < need)
-        cr_skip_test("needs %zu GiB of device memory, %zu GiB free", (need >> 30) + 1, free_bytes >> 30);
+    dlscan_handle_t h = huge_handle(4 * n + (run_length ? 8 * n : 0));
 
     const uint64_t seed = test_seed();
     uint32_t *d = NULL;
