@@ -20,7 +20,7 @@
  *      the count.
  *
  * On sm_90, from a quarter or half a tile per block on (the launcher says which), the calls run
- * persistent on the ring (ring.cuh), in blocks of four roles (producer, reducer, look-back warp,
+ * persistent on the ring (ring.cuh), in blocks of four roles (producer, reducers, look-back warp,
  * compute warps; their section below):
  *   dl_compact_persistent_kernel  select_flagged, select_if, unique: a count carried, on the
  *                                 scan's tiles;
@@ -363,12 +363,13 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
  * (ring.cuh), with 16-byte aligned inputs, in blocks of four roles (as the segmented scans,
  * segment_kernel.cu):
  *   producer     draws each tile's ticket and has the bulk-copy engine stage its inputs;
- *   reducer      folds the staged tile into its value (select, unique: the count it keeps; the
- *                run calls: the pair of its heads and the value from its last head on),
- *                publishes it at once and hands it to the look-back warp;
+ *   reducers     two warps, each folding half the staged tile's vectors; together they make its
+ *                value (select, unique: the count it keeps; the run calls: the pair of its heads
+ *                and the value from its last head on), which the first publishes at once and
+ *                hands to the look-back warp;
  *   look-back    folds the tile's exclusive prefix from its predecessors' descriptors, publishes
- *                its P and hands the prefix to the compute warps, all as soon as the reducer is
- *                done: the P's follow the tiles' arrival, and a look-back seldom goes far;
+ *                its P and hands the prefix to the compute warps, all as soon as the reducers
+ *                are done: the P's follow the tiles' arrival, and a look-back seldom goes far;
  *   compute      take the tile into registers and free its stage at once; scan it inside the
  *                tile, put the outputs compacted in the block's output buffer beside the ring
  *                (at the local index: outputs before them in the tile); take the next tile into
@@ -378,7 +379,25 @@ __global__ void __launch_bounds__(DL_COMPACT_THREADS) dl_compact_kernel(const dl
  * The prefixes travel through rings twice as deep as the stages (`valued`, `prefixed`): a
  * stage is free before its tile's prefix is read.
  */
-#define DL_COMPACT_PERSISTENT_THREADS (DL_SCAN_THREADS + 96) /* + producer, reducer, look-back */
+/* The compute warps, then the producer, the reducers and the look-back warp. */
+#define DL_COMPACT_PERSISTENT_THREADS (DL_SCAN_THREADS + 32 * (2 + DL_COMPACT_REDUCERS))
+
+/* The reducer warps' values of a tile, exchanged: each warp's lane 0 puts its own in
+ * parts[k % 2][its index], the reducer warps meet at named barrier 2 (1 is the compute warps',
+ * dl_tile_sync), and every lane folds them all in the warps' order. A warp writes parts[k % 2]
+ * again only after the next tile's barrier, when every reducer has read it. */
+template <typename T, typename Op>
+__device__ __forceinline__ T dl_reducers_fold(T mine, T (&parts)[2][DL_COMPACT_REDUCERS], uint32_t k, int reducer)
+{
+    if (threadIdx.x % 32 == 0)
+        parts[k % 2][reducer] = mine;
+    asm volatile("bar.sync 2, %0;" ::"n"(32 * DL_COMPACT_REDUCERS) : "memory");
+    T all = parts[k % 2][0];
+#pragma unroll
+    for (int w = 1; w < DL_COMPACT_REDUCERS; ++w)
+        all = Op()(all, parts[k % 2][w]);
+    return all;
+}
 
 /* ---------------------------------------------------------------- persistent (selects, unique) */
 
@@ -407,6 +426,7 @@ template <typename X, int STAGES> struct dl_compact_persistent_shared
     uint32_t slot_tile[slots];
     unsigned long long slot_count[slots];  /* the reducer's */
     unsigned long long slot_prefix[slots]; /* the look-back's */
+    uint32_t reducer_count[2][DL_COMPACT_REDUCERS]; /* dl_reducers_fold's */
     uint32_t warp_kept[DL_SCAN_THREADS / 32];
     int warp_dropped[DL_SCAN_THREADS / 32];
 };
@@ -463,7 +483,8 @@ __device__ __forceinline__ uint32_t dl_compact_keeps(const dl_select_test<X> &te
     return keep;
 }
 
-/* Reducer: counts what each tile keeps; publishes the count (tile 0: as its prefix). */
+/* Reducers: count what each tile keeps, each warp every other 32 vectors (the partial tile: items);
+ * the first publishes the count (tile 0: as its prefix). */
 template <int KIND, typename X, typename SHARED>
 __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, const dl_probe &probe,
                                                   SHARED &sh, const unsigned char *stages,
@@ -471,7 +492,10 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
 {
     using S = dl_scan_shape<X>;
     using G = dl_compact_stage<KIND, X>;
+    constexpr int STRIDE = 32 * DL_COMPACT_REDUCERS;
     const int lane = threadIdx.x % 32;
+    const int reducer = (int)threadIdx.x / 32 - (S::warps + 1);
+    const int first = reducer * 32 + lane; /* this lane's first vector, or item */
     const X *in = static_cast<const X *>(p.in);
     const dl_select_test<X> test(p);
     for (uint32_t k = 0;; ++k) {
@@ -480,7 +504,7 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles) {
-            if (lane == 0) {
+            if (reducer == 0 && lane == 0) {
                 sh.slot_tile[q] = tile;
                 dl_mbar_arrive(&sh.valued[q]);
             }
@@ -499,7 +523,7 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
                     return (uint32_t)__popc((((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u);
                 };
 #pragma unroll 4
-                for (int j = lane; j < S::tile_items / 16; j += 32) {
+                for (int j = first; j < S::tile_items / 16; j += STRIDE) {
                     const uint4 w = flags[j];
                     count += nonzero(w.x) + nonzero(w.y) + nonzero(w.z) + nonzero(w.w);
                 }
@@ -508,7 +532,7 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
                  * before, which the stage holds (the tile's first: in the 16 bytes before it). */
                 uint32_t hits = 0;
 #pragma unroll 4
-                for (int j = lane; j < S::tile_items / S::vec; j += 32) {
+                for (int j = first; j < S::tile_items / S::vec; j += STRIDE) {
                     dl_vector<X, S::vec> u;
                     u.raw = reinterpret_cast<const uint4 *>(items)[j];
                     if constexpr (KIND == DL_COMPACT_SELECT_IF) {
@@ -523,25 +547,26 @@ __device__ __forceinline__ void dl_compact_reduce(const dl_compact_params &p, co
                             hits += u.item[e] != (e ? u.item[e - 1] : prev);
                     }
                 }
-                count = KIND == DL_COMPACT_SELECT_IF && test.outside ? S::tile_items / 32 - hits : hits;
+                count = KIND == DL_COMPACT_SELECT_IF && test.outside ? S::tile_items / STRIDE - hits : hits;
             }
         } else {
-            for (uint64_t i = lane; base + i < p.n; i += 32) {
+            for (uint64_t i = first; base + i < p.n; i += STRIDE) {
                 const uint64_t g = base + i;
                 const X x[1] = {in[g]};
                 const unsigned char flag[1] = {KIND == DL_COMPACT_SELECT_FLAGGED ? p.flags[g] : (unsigned char)0};
                 count += dl_compact_keeps<KIND, X, 1>(test, x, g ? in[g - 1] : X(0), flag, g == 0);
             }
         }
-        count = __reduce_add_sync(0xffffffffu, count);
-        if (lane == 0) {
+        dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
+        count = dl_reducers_fold<uint32_t, dl_sum<uint32_t>>(__reduce_add_sync(0xffffffffu, count),
+                                                             sh.reducer_count, k, reducer);
+        if (reducer == 0 && lane == 0) {
             dl_publish_aggregate<unsigned long long, dl_sum<unsigned long long>>(
                 p.descriptors, tile, sh.epoch, 0ull, count, probe);
             sh.slot_tile[q] = tile;
             sh.slot_count[q] = count;
             dl_mbar_arrive(&sh.valued[q]);
         }
-        dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
     }
 }
 
@@ -742,15 +767,15 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
-    /* `empty`: every lane of the compute warps and the reducer, after their reads of the stage
+    /* `empty`: every lane of the compute warps and the reducers, after their reads of the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
-    dl_prefix_rings_init(sh, (S::warps + 1) * 32);
+    dl_prefix_rings_init(sh, (S::warps + DL_COMPACT_REDUCERS) * 32);
     dl_grid_dependency();
     if (warp == S::warps) {
         dl_persistent_produce(p.control, probe, sh, tiles, dl_compact_fill<KIND, X>{p, stages});
-    } else if (warp == S::warps + 1) {
+    } else if (warp > S::warps && warp <= S::warps + DL_COMPACT_REDUCERS) {
         dl_compact_reduce<KIND, X>(p, probe, sh, stages, tiles);
-    } else if (warp == S::warps + 2) {
+    } else if (warp == S::warps + DL_COMPACT_REDUCERS + 1) {
         dl_ring_look_back<unsigned long long, Count, false>(
             p.descriptors, probe, sh, tiles, [&](int q) { return dl_stage_header(sh.slot_count[q]); },
             [](int) { return true; }, [&](int q, unsigned long long prefix) { sh.slot_prefix[q] = prefix; });
@@ -841,6 +866,8 @@ struct dl_runs_persistent_shared
     Y slot_value[slots];
     unsigned long long slot_prefix_heads[slots]; /* the look-back's prefix */
     Y slot_prefix_value[slots];
+    dl_runs reducer_runs[2][DL_COMPACT_REDUCERS]; /* dl_reducers_fold's */
+    Y reducer_value[2][DL_COMPACT_REDUCERS];
     typename G::pair warp_runs[G::warps];
     uint32_t warp_kept[G::warps];
     int warp_dropped[G::warps];
@@ -889,9 +916,9 @@ template <int KIND, typename X, typename Y> struct dl_runs_fill {
     }
 };
 
-/* Reducer (one warp): each tile's heads and the reduction of its values from its last head on (run
- * lengths: the items from there), published at once (tile 0: as its prefix) and handed to the
- * look-back warp. */
+/* Reducers: each tile's heads and the reduction of its values from its last head on (run lengths:
+ * the items from there), each warp every other 32 vectors (the partial tile: items); the first
+ * publishes them at once (tile 0: as its prefix) and hands them to the look-back warp. */
 template <int KIND, typename X, typename Y, typename YOp, typename SHARED>
 __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const dl_probe &probe,
                                                SHARED &sh, const unsigned char *stages, uint32_t tiles)
@@ -899,7 +926,10 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
     using G = dl_runs_shape<KIND, X, Y>;
     using V = dl_key_runs<Y>;
     using VOp = dl_key_runs_op<Y, YOp>;
+    constexpr int STRIDE = 32 * DL_COMPACT_REDUCERS;
     const int lane = threadIdx.x % 32;
+    const int reducer = (int)threadIdx.x / 32 - (G::warps + 1);
+    const int first = reducer * 32 + lane; /* this lane's first vector, or item */
     const X *in = static_cast<const X *>(p.in);
     const Y *values_in = static_cast<const Y *>(p.values_in);
     for (uint32_t k = 0;; ++k) {
@@ -908,7 +938,7 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles) {
-            if (lane == 0) {
+            if (reducer == 0 && lane == 0) {
                 sh.slot_tile[q] = tile;
                 dl_mbar_arrive(&sh.valued[q]);
             }
@@ -924,14 +954,14 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
         int last = -1;
         if (count == G::tile_items) {
 #pragma unroll 4
-            for (int j0 = 0; j0 < G::tile_items / G::vec; j0 += 32) {
+            for (int j = first; j < G::tile_items / G::vec; j += STRIDE) {
                 dl_vector<X, G::vec> u;
-                u.raw = reinterpret_cast<const uint4 *>(keys)[j0 + lane];
+                u.raw = reinterpret_cast<const uint4 *>(keys)[j];
                 /* the key before, from the stage (the tile's first: in the 16 bytes before it) */
-                X previous = j0 + lane || tile ? keys[(j0 + lane) * G::vec - 1] : X(0);
+                X previous = j || tile ? keys[j * G::vec - 1] : X(0);
 #pragma unroll
                 for (int e = 0; e < G::vec; ++e) {
-                    const int i = (j0 + lane) * G::vec + e;
+                    const int i = j * G::vec + e;
                     const bool head = previous != u.item[e] || (tile == 0 && i == 0);
                     heads += head;
                     last = head ? i : last;
@@ -939,14 +969,18 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
                 }
             }
         } else {
-            for (int i = lane; i < count; i += 32) {
+            for (int i = first; i < count; i += STRIDE) {
                 const bool head = base + i == 0 || in[base + i] != in[base + i - 1];
                 heads += head;
                 last = head ? i : last;
             }
         }
-        heads = __reduce_add_sync(0xffffffffu, heads);
-        last = __reduce_max_sync(0xffffffffu, last);
+        /* (heads, last head + 1) under (sum, max) */
+        const dl_runs mine = {__reduce_add_sync(0xffffffffu, heads),
+                              (unsigned long long)(__reduce_max_sync(0xffffffffu, last) + 1)};
+        const dl_runs runs = dl_reducers_fold<dl_runs, dl_runs_op>(mine, sh.reducer_runs, k, reducer);
+        heads = (uint32_t)runs.heads;
+        last = (int)runs.last_head - 1;
 
         /* The values from the last head on, VEC chains a lane in a fixed order; run lengths count. */
         const int from = last < 0 ? 0 : last;
@@ -962,7 +996,7 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
             if (count == G::tile_items) {
                 const uint4 *staged = reinterpret_cast<const uint4 *>(stage + G::values_at);
 #pragma unroll 4
-                for (int j = from / VEC + lane; j < G::tile_items / VEC; j += 32) {
+                for (int j = from / VEC + first; j < G::tile_items / VEC; j += STRIDE) {
                     dl_vector<Y, VEC> u;
                     u.raw = staged[j];
 #pragma unroll
@@ -971,16 +1005,17 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
                             chain[e] = YOp()(chain[e], u.item[e]);
                 }
             } else {
-                for (int i = from + lane; i < count; i += 32)
+                for (int i = from + first; i < count; i += STRIDE)
                     chain[0] = YOp()(chain[0], values_in[base + i]);
             }
             Y acc = chain[0];
 #pragma unroll
             for (int e = 1; e < VEC; ++e)
                 acc = YOp()(acc, chain[e]);
-            value = dl_warp_reduce<Y, YOp>(acc);
+            value = dl_reducers_fold<Y, YOp>(dl_warp_reduce<Y, YOp>(acc), sh.reducer_value, k, reducer);
         }
-        if (lane == 0) {
+        dl_mbar_arrive(&sh.empty[s]); /* every lane, after its reads of the stage */
+        if (reducer == 0 && lane == 0) {
             dl_publish_aggregate<V, VOp>(p.descriptors, tile, sh.epoch, VOp::identity(), V{heads, value},
                                          probe);
             sh.slot_tile[q] = tile;
@@ -988,7 +1023,6 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
             sh.slot_value[q] = value;
             dl_mbar_arrive(&sh.valued[q]);
         }
-        dl_mbar_arrive(&sh.empty[s]);
     }
 }
 
@@ -1177,15 +1211,15 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     const uint32_t tiles = (uint32_t)((p.n + G::tile_items - 1) / G::tile_items);
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
-    /* `empty`: every lane of the compute warps and the reducer, after their accesses to the stage
+    /* `empty`: every lane of the compute warps and the reducers, after their accesses to the stage
      * (ring.cuh, dl_stage_header: racecheck follows a lane's own arrival, not a __syncwarp). */
-    dl_prefix_rings_init(sh, (G::warps + 1) * 32);
+    dl_prefix_rings_init(sh, (G::warps + DL_COMPACT_REDUCERS) * 32);
     dl_grid_dependency();
     if (warp == G::warps)
         dl_persistent_produce(p.control, probe, sh, tiles, dl_runs_fill<KIND, X, Y>{p, stages});
-    else if (warp == G::warps + 1)
+    else if (warp > G::warps && warp <= G::warps + DL_COMPACT_REDUCERS)
         dl_runs_reduce<KIND, X, Y, YOp>(p, probe, sh, stages, tiles);
-    else if (warp == G::warps + 2)
+    else if (warp == G::warps + DL_COMPACT_REDUCERS + 1)
         dl_ring_look_back<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>, LEFT_FOLD>(
             p.descriptors, probe, sh, tiles,
             [&](int q) {

@@ -69,6 +69,11 @@
 #define DL_RUNS_TILE_ITEMS_4B 4096
 #define DL_RUNS_TILE_ITEMS_8B 2048
 
+/* ---- Compaction's persistent kernels (bench/NOTES.md, "Compaction kernels") ----
+ * Reducer warps per block: two fold a tile's count or heads in half the time of one, and the
+ * block's 384 threads still get 80 registers each at two blocks an SM. */
+#define DL_COMPACT_REDUCERS 2
+
 /* ---- Descriptor storage ----
  * A scan reserves descriptors for tiles of its type's DL_SCAN_TILE_ITEMS_*; a compaction for
  * tiles of DL_COMPACT_MIN_TILE items, the smallest tile of any compaction kernel, or they would
