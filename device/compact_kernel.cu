@@ -802,17 +802,19 @@ template <int KIND, typename X> constexpr int dl_compact_dynamic_bytes()
 /*
  * Run-length encoding and reduce-by-key carry the pair (runs so far, value of the run still open):
  * reduce-by-key's values under its operator; run-length encoding's count its items, each worth 1
- * (Y: 64-bit). The producer's bulk copies bring a tile's keys, with the 16 bytes of keys before
- * them, and reduce-by-key's values into a stage. The reducer counts the tile's heads and reduces
- * its values from its last head on. Run-length encoding's compute warps are unique's
- * (dl_compact_compute). Reduce-by-key's scan their rows' pairs (the transposed warp scan, then one
- * barrier across the warps); with the tile's prefix, each head puts its key and the value that
- * closes the run before it at its run's index less the tile's first, compacted in the output
- * buffer; a second barrier, then coalesced stores. In place, the keys already where they go (the
- * tile's leading heads, where every item before them is a head) are not written again.
+ * (Y: 64-bit, or 32-bit below 2^32 items, the heads too: dl_runs_heads). The producer's bulk
+ * copies bring a tile's keys, with the 16 bytes of keys before them, and reduce-by-key's values
+ * into a stage. The reducer counts the tile's heads and reduces its values from its last head on.
+ * Run-length encoding's compute warps are unique's (dl_compact_compute). Reduce-by-key's scan
+ * their rows' pairs (the transposed warp scan, then one barrier across the warps); with the
+ * tile's prefix, each head puts its key and the value that closes the run before it at its run's
+ * index less the tile's first, compacted in the output buffer; a second barrier, then coalesced
+ * stores. In place, the keys already where they go (the tile's leading heads, where every item
+ * before them is a head) are not written again.
  */
 
-/* The values carried between tiles: reduce-by-key's, or run-length encoding's counts of items. */
+/* The values carried between tiles: reduce-by-key's, or run-length encoding's counts of items
+ * (64-bit; 32-bit where the input holds fewer than 2^32 items, as dl_compact_run picks). */
 template <int KIND, typename Y, typename YOp> struct dl_runs_values {
     using type = Y;
     using op = YOp;
@@ -821,6 +823,19 @@ template <typename Y, typename YOp> struct dl_runs_values<DL_COMPACT_RUN_LENGTH,
     using type = unsigned long long;
     using op = dl_sum<unsigned long long>;
 };
+
+/* The pair carried between tiles, (runs so far, value of the run still open): 64-bit heads, but
+ * for run-length encoding's 32-bit counts, whose heads fit 32 bits too. The pair's descriptor is
+ * then two words where it was four, as unique's count. */
+template <int KIND, typename Y> struct dl_runs_heads {
+    using type = unsigned long long;
+};
+template <> struct dl_runs_heads<DL_COMPACT_RUN_LENGTH, uint32_t> {
+    using type = uint32_t;
+};
+template <int KIND, typename Y> using dl_runs_carry = dl_segment<typename dl_runs_heads<KIND, Y>::type, Y>;
+template <int KIND, typename Y, typename YOp>
+using dl_runs_carry_op = dl_segmented<typename dl_runs_heads<KIND, Y>::type, Y, YOp>;
 
 /* The tile and its stage for keys X and values Y: each thread holds ROWS rows of one 16-byte access
  * of keys (and the values beside them); the stage holds the 16 bytes of keys before the tile and
@@ -856,15 +871,16 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
  * tile's first two barriers, and written for the next tile only after the second. */
 template <int KIND, typename X, typename Y, bool LEFT_FOLD, int STAGES>
 struct dl_runs_persistent_shared
-    : dl_persistent_shared<dl_key_runs<Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
+    : dl_persistent_shared<dl_runs_carry<KIND, Y>, DL_SCAN_THREADS / 32, LEFT_FOLD, STAGES> {
     using G = dl_runs_shape<KIND, X, Y>;
+    using H = typename dl_runs_heads<KIND, Y>::type;
     static constexpr int slots = 2 * STAGES;
     uint64_t valued[slots];
     uint64_t prefixed[slots];
     uint32_t slot_tile[slots];
-    unsigned long long slot_heads[slots]; /* the reducer's pair */
+    H slot_heads[slots]; /* the reducer's pair */
     Y slot_value[slots];
-    unsigned long long slot_prefix_heads[slots]; /* the look-back's prefix */
+    H slot_prefix_heads[slots]; /* the look-back's prefix */
     Y slot_prefix_value[slots];
     dl_runs reducer_runs[2][DL_COMPACT_REDUCERS]; /* dl_reducers_fold's */
     Y reducer_value[2][DL_COMPACT_REDUCERS];
@@ -924,8 +940,8 @@ __device__ __forceinline__ void dl_runs_reduce(const dl_compact_params &p, const
                                                SHARED &sh, const unsigned char *stages, uint32_t tiles)
 {
     using G = dl_runs_shape<KIND, X, Y>;
-    using V = dl_key_runs<Y>;
-    using VOp = dl_key_runs_op<Y, YOp>;
+    using V = dl_runs_carry<KIND, Y>;
+    using VOp = dl_runs_carry_op<KIND, Y, YOp>;
     constexpr int STRIDE = 32 * DL_COMPACT_REDUCERS;
     const int lane = threadIdx.x % 32;
     const int reducer = (int)threadIdx.x / 32 - (G::warps + 1);
@@ -1202,6 +1218,7 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     using G = dl_runs_shape<KIND, X, Y>;
     using SHARED = dl_runs_shared_for<KIND, X, Y, LEFT_FOLD>;
+    using V = dl_runs_carry<KIND, Y>;
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
     static_assert(dl_ring_fits<SHARED>(G::bytes, DL_SCAN_BLOCKS_PER_SM, G::out_bytes), "blocks per SM");
@@ -1220,19 +1237,19 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     else if (warp > G::warps && warp <= G::warps + DL_COMPACT_REDUCERS)
         dl_runs_reduce<KIND, X, Y, YOp>(p, probe, sh, stages, tiles);
     else if (warp == G::warps + DL_COMPACT_REDUCERS + 1)
-        dl_ring_look_back<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>, LEFT_FOLD>(
+        dl_ring_look_back<V, dl_runs_carry_op<KIND, Y, YOp>, LEFT_FOLD>(
             p.descriptors, probe, sh, tiles,
             [&](int q) {
-                return dl_key_runs<Y>{dl_stage_header(sh.slot_heads[q]), dl_stage_header(sh.slot_value[q])};
+                return V{dl_stage_header(sh.slot_heads[q]), dl_stage_header(sh.slot_value[q])};
             },
             [](int) { return true; },
-            [&](int q, dl_key_runs<Y> prefix) {
+            [&](int q, V prefix) {
                 sh.slot_prefix_heads[q] = prefix.heads;
                 sh.slot_prefix_value[q] = prefix.value;
             });
     else if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
         dl_compact_compute<KIND, X>(p, sh, stages, tiles, [&](int q) {
-            return dl_key_runs<Y>{dl_stage_header(sh.slot_prefix_heads[q]), dl_stage_header(sh.slot_prefix_value[q])};
+            return V{dl_stage_header(sh.slot_prefix_heads[q]), dl_stage_header(sh.slot_prefix_value[q])};
         });
     else
         dl_runs_compute<X, Y, YOp>(p, sh, stages, tiles);
@@ -1242,6 +1259,14 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
 }
 
 /* ---------------------------------------------------------------- launcher */
+
+template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
+static int dl_runs_launch(const dl_compact_params *p, cudaStream_t stream)
+{
+    return dl_launch(dl_runs_persistent_kernel<KIND, X, Y, YOp, LEFT_FOLD>, *p, dim3(p->persistent_blocks),
+                     dim3(DL_COMPACT_PERSISTENT_THREADS), dl_runs_dynamic_bytes<KIND, X, Y, LEFT_FOLD>(),
+                     p->dependent_launch, stream);
+}
 
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
 static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
@@ -1274,9 +1299,10 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
          * the pace (2^20 int32 run-length encoding, runs of mean 2 to 1024: 8.1-9.9 us against
          * 10.6-12.3). */
         if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 4) {
-            return dl_launch(dl_runs_persistent_kernel<KIND, X, R, ROp, LEFT_FOLD>, *p, dim3(p->persistent_blocks),
-                             dim3(DL_COMPACT_PERSISTENT_THREADS), dl_runs_dynamic_bytes<KIND, X, R, LEFT_FOLD>(),
-                             p->dependent_launch, stream);
+            if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
+                if (p->n <= UINT32_MAX) /* counts and heads fit 32 bits: two descriptor words */
+                    return dl_runs_launch<KIND, X, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+            return dl_runs_launch<KIND, X, R, ROp, LEFT_FOLD>(p, stream);
         }
     }
     const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
@@ -1367,8 +1393,11 @@ struct dl_runs_preparer {
 extern "C" int dl_gpu_compact_prepare(void)
 {
     using Count = dl_sum<unsigned long long>;
+    using Count32 = dl_sum<uint32_t>;
     int error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint32_t, unsigned long long, Count, false>();
     if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint64_t, unsigned long long, Count, false>();
+    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint32_t, uint32_t, Count32, false>();
+    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint64_t, uint32_t, Count32, false>();
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64 && !error; ++type)
         for (int op = DLSCAN_SUM; op <= DLSCAN_MAX && !error; ++op)
             error = dl_dispatch<dl_runs_preparer>((dlscan_type)type, (dlscan_op)op, 0);
