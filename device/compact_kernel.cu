@@ -55,18 +55,21 @@ __device__ __forceinline__ int dl_padded(int i) { return i + i / DL_COMPACT_ITEM
 
 /* ---------------------------------------------------------------- carried values */
 
-/* Run-length encoding: heads so far and the position of the last one. */
-struct dl_runs {
-    unsigned long long heads;
-    unsigned long long last_head;
+/* Run-length encoding: heads so far and the position of the last one, in H (64-bit, or 32-bit
+ * below 2^32 items). */
+template <typename H> struct dl_runs_of {
+    H heads;
+    H last_head;
 };
-struct dl_runs_op {
-    __device__ static dl_runs identity() { return dl_runs{0, 0}; }
-    __device__ dl_runs operator()(dl_runs a, dl_runs b) const
+template <typename H> struct dl_runs_of_op {
+    __device__ static dl_runs_of<H> identity() { return dl_runs_of<H>{0, 0}; }
+    __device__ dl_runs_of<H> operator()(dl_runs_of<H> a, dl_runs_of<H> b) const
     {
-        return dl_runs{a.heads + b.heads, a.last_head > b.last_head ? a.last_head : b.last_head};
+        return dl_runs_of<H>{a.heads + b.heads, a.last_head > b.last_head ? a.last_head : b.last_head};
     }
 };
+using dl_runs = dl_runs_of<unsigned long long>;
+using dl_runs_op = dl_runs_of_op<unsigned long long>;
 
 /* Reduce-by-key: heads so far (64-bit: counted over the whole input) and the aggregate of the run
  * still open (ops.cuh, dl_segmented). */
@@ -82,13 +85,14 @@ template <int KIND, typename Y, typename YOp> struct dl_compact_value {
     using closed = unsigned long long;
     __device__ static type contribution(bool kept, uint64_t, Y) { return kept ? 1ull : 0ull; }
 };
+/* Run-length encoding's counts are Y wide: 32-bit below 2^32 items, else 64-bit (dl_compact_run). */
 template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_RUN_LENGTH, Y, YOp> {
-    using type = dl_runs;
-    using op = dl_runs_op;
+    using type = dl_runs_of<Y>;
+    using op = dl_runs_of_op<Y>;
     using closed = unsigned long long;
     __device__ static type contribution(bool head, uint64_t position, Y)
     {
-        return type{head ? 1ull : 0ull, head ? position : 0ull};
+        return type{head ? Y(1) : Y(0), head ? Y(position) : Y(0)};
     }
 };
 template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_REDUCE_BY_KEY, Y, YOp> {
@@ -813,17 +817,6 @@ template <int KIND, typename X> constexpr int dl_compact_dynamic_bytes()
  * before them is a head) are not written again.
  */
 
-/* The values carried between tiles: reduce-by-key's, or run-length encoding's counts of items
- * (64-bit; 32-bit where the input holds fewer than 2^32 items, as dl_compact_run picks). */
-template <int KIND, typename Y, typename YOp> struct dl_runs_values {
-    using type = Y;
-    using op = YOp;
-};
-template <typename Y, typename YOp> struct dl_runs_values<DL_COMPACT_RUN_LENGTH, Y, YOp> {
-    using type = unsigned long long;
-    using op = dl_sum<unsigned long long>;
-};
-
 /* The pair carried between tiles, (runs so far, value of the run still open): 64-bit heads, but
  * for run-length encoding's 32-bit counts, whose heads fit 32 bits too. The pair's descriptor is
  * then two words where it was four, as unique's count. */
@@ -1260,6 +1253,7 @@ __global__ void __launch_bounds__(DL_COMPACT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
 
 /* ---------------------------------------------------------------- launcher */
 
+/* The persistent run kernel for KIND over keys X and values Y (run-length encoding: its counts). */
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
 static int dl_runs_launch(const dl_compact_params *p, cudaStream_t stream)
 {
@@ -1268,9 +1262,14 @@ static int dl_runs_launch(const dl_compact_params *p, cudaStream_t stream)
                      p->dependent_launch, stream);
 }
 
+/* KIND over items X (reduce-by-key: values Y under YOp). Run-length encoding's Y is the width of
+ * its counts: 32-bit (dl_compact_by_size), 64-bit from 2^32 items. */
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD>
 static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
 {
+    if constexpr (KIND == DL_COMPACT_RUN_LENGTH && sizeof(Y) == 4)
+        if (p->n > UINT32_MAX)
+            return dl_compact_run<KIND, X, unsigned long long, dl_sum<unsigned long long>, false>(p, stream);
     if constexpr (KIND == DL_COMPACT_SELECT_FLAGGED || KIND == DL_COMPACT_SELECT_IF ||
                   KIND == DL_COMPACT_UNIQUE) {
         using S = dl_scan_shape<X>;
@@ -1289,21 +1288,15 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         }
     }
     if constexpr (KIND == DL_COMPACT_RUN_LENGTH || KIND == DL_COMPACT_REDUCE_BY_KEY) {
-        using R = typename dl_runs_values<KIND, Y, YOp>::type;
-        using ROp = typename dl_runs_values<KIND, Y, YOp>::op;
-        using G = dl_runs_shape<KIND, X, R>;
+        using G = dl_runs_shape<KIND, X, Y>;
         const uint64_t tiles = (p->n + G::tile_items - 1) / G::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
         /* From a quarter of a tile per block: one block per tile runs from global memory at half
          * the pace (2^20 int32 run-length encoding, runs of mean 2 to 1024: 8.1-9.9 us against
          * 10.6-12.3). */
-        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 4) {
-            if constexpr (KIND == DL_COMPACT_RUN_LENGTH)
-                if (p->n <= UINT32_MAX) /* counts and heads fit 32 bits: two descriptor words */
-                    return dl_runs_launch<KIND, X, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-            return dl_runs_launch<KIND, X, R, ROp, LEFT_FOLD>(p, stream);
-        }
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 4)
+            return dl_runs_launch<KIND, X, Y, YOp, LEFT_FOLD>(p, stream);
     }
     const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
     return dl_launch(dl_compact_kernel<KIND, X, Y, YOp, LEFT_FOLD>, *p, dim3((unsigned)tiles),
