@@ -3,7 +3,7 @@
  * scans of more than 2^32 items, in place, one of uint8 items into int32 (dlscan_scan,
  * with d_total), segmented scans in place with a segment longer than 2^32 items, by
  * offsets and by keys, and compactions of more than 2^32 items in place (select_if,
- * run-length encoding); each checked chunk by chunk against a running reference. Values come
+ * run-length encoding, persistent and one block per tile); each checked chunk by chunk against a running reference. Values come
  * from a counter-based generator, so the check regenerates them instead of keeping a copy of
  * the input.
  */
@@ -305,10 +305,13 @@ static uint32_t huge_run_item(uint64_t seed, uint64_t i, uint32_t before)
 }
 
 /* n int32 items compacted in place: select_if (kept where >= 0, about half) or run-length
- * encoding (runs of mean 64, their lengths beside); checked against the regenerated input. */
-static void compact_huge_in_place(size_t n, int run_length)
+ * encoding (runs of mean 64, their lengths beside), by the persistent kernels or (one_block) one
+ * block per tile; checked against the regenerated input. */
+static void compact_huge_in_place(size_t n, int run_length, int one_block)
 {
     dlscan_handle_t h = huge_handle(4 * n + (run_length ? 8 * n : 0));
+    if (one_block)
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, 0), DLSCAN_SUCCESS);
 
     const uint64_t seed = test_seed();
     uint32_t *d = NULL;
@@ -372,10 +375,16 @@ static void compact_huge_in_place(size_t n, int run_length)
 
 Test(slow, int32_select_if_past_2_pow_32_in_place, .timeout = 3600)
 {
-    compact_huge_in_place((1ull << 32) + 9999, 0);
+    compact_huge_in_place((1ull << 32) + 9999, 0, 0);
 }
 
 Test(slow, int32_run_length_encode_past_2_pow_32_in_place, .timeout = 3600)
 {
-    compact_huge_in_place((1ull << 32) + 4097, 1);
+    compact_huge_in_place((1ull << 32) + 4097, 1, 0);
+}
+
+/* The one-block kernel's 64-bit counts: below 2^32 items it carries 32-bit ones. */
+Test(slow, int32_run_length_encode_past_2_pow_32_one_block_in_place, .timeout = 3600)
+{
+    compact_huge_in_place((1ull << 32) + 12289, 1, 1);
 }
