@@ -71,10 +71,24 @@ template <typename H> struct dl_runs_of_op {
 using dl_runs = dl_runs_of<unsigned long long>;
 using dl_runs_op = dl_runs_of_op<unsigned long long>;
 
-/* Reduce-by-key: heads so far (64-bit: counted over the whole input) and the aggregate of the run
- * still open (ops.cuh, dl_segmented). */
-template <typename Y> using dl_key_runs = dl_segment<unsigned long long, Y>;
-template <typename Y, typename YOp> using dl_key_runs_op = dl_segmented<unsigned long long, Y, YOp>;
+/* Reduce-by-key, and run-length encoding's persistent kernel: heads so far and the value of the
+ * run still open (ops.cuh, dl_segmented). The heads are 64-bit, counted over the whole input, but
+ * for run-length encoding's 32-bit counts (fewer than 2^32 items), whose heads fit 32 bits too:
+ * the pair's descriptor is then two words where it was four, as unique's count. */
+template <int KIND, typename Y> struct dl_runs_heads {
+    using type = unsigned long long;
+};
+template <> struct dl_runs_heads<DL_COMPACT_RUN_LENGTH, uint32_t> {
+    using type = uint32_t;
+};
+template <int KIND, typename Y> using dl_runs_carry = dl_segment<typename dl_runs_heads<KIND, Y>::type, Y>;
+template <int KIND, typename Y, typename YOp>
+using dl_runs_carry_op = dl_segmented<typename dl_runs_heads<KIND, Y>::type, Y, YOp>;
+/* Whether reduce-by-key's values Y under YOp have a left fold of their own (float sums). */
+template <typename Y, typename YOp>
+constexpr bool dl_key_fold_matters =
+    dl_fold_order_matters<dl_runs_carry<DL_COMPACT_REDUCE_BY_KEY, Y>,
+                          dl_runs_carry_op<DL_COMPACT_REDUCE_BY_KEY, Y, YOp>>::value;
 
 /* For each kind: the carried value V, its operator, an item's contribution (kept or not,
  * its position, its value) and, for the run kinds, what closes a run (its length, its
@@ -96,8 +110,8 @@ template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_RUN_LENGT
     }
 };
 template <typename Y, typename YOp> struct dl_compact_value<DL_COMPACT_REDUCE_BY_KEY, Y, YOp> {
-    using type = dl_key_runs<Y>;
-    using op = dl_key_runs_op<Y, YOp>;
+    using type = dl_runs_carry<DL_COMPACT_REDUCE_BY_KEY, Y>;
+    using op = dl_runs_carry_op<DL_COMPACT_REDUCE_BY_KEY, Y, YOp>;
     using closed = Y;
     __device__ static type contribution(bool head, uint64_t, Y value)
     {
@@ -817,19 +831,6 @@ template <int KIND, typename X> constexpr int dl_compact_dynamic_bytes()
  * before them is a head) are not written again.
  */
 
-/* The pair carried between tiles, (runs so far, value of the run still open): 64-bit heads, but
- * for run-length encoding's 32-bit counts, whose heads fit 32 bits too. The pair's descriptor is
- * then two words where it was four, as unique's count. */
-template <int KIND, typename Y> struct dl_runs_heads {
-    using type = unsigned long long;
-};
-template <> struct dl_runs_heads<DL_COMPACT_RUN_LENGTH, uint32_t> {
-    using type = uint32_t;
-};
-template <int KIND, typename Y> using dl_runs_carry = dl_segment<typename dl_runs_heads<KIND, Y>::type, Y>;
-template <int KIND, typename Y, typename YOp>
-using dl_runs_carry_op = dl_segmented<typename dl_runs_heads<KIND, Y>::type, Y, YOp>;
-
 /* The tile and its stage for keys X and values Y: each thread holds ROWS rows of one 16-byte access
  * of keys (and the values beside them); the stage holds the 16 bytes of keys before the tile and
  * its keys. Reduce-by-key's stage then holds the tile's values; its tiles are
@@ -1317,7 +1318,7 @@ struct dl_reduce_by_key_launcher {
     template <typename Y, typename YOp>
     static int run(const dl_compact_params *p, dlscan_type key_type, int left_fold, cudaStream_t stream)
     {
-        constexpr bool fold_matters = dl_fold_order_matters<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>>::value;
+        constexpr bool fold_matters = dl_key_fold_matters<Y, YOp>;
         const bool fold = left_fold && fold_matters;
         const bool narrow = key_type == DLSCAN_INT32 || key_type == DLSCAN_UINT32 || key_type == DLSCAN_FLOAT32;
         if (narrow)
@@ -1375,7 +1376,7 @@ struct dl_runs_preparer {
         constexpr int RBK = DL_COMPACT_REDUCE_BY_KEY;
         int error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, false>();
         if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, false>();
-        if constexpr (dl_fold_order_matters<dl_key_runs<Y>, dl_key_runs_op<Y, YOp>>::value) {
+        if constexpr (dl_key_fold_matters<Y, YOp>) {
             if (!error) error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, true>();
             if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, true>();
         }
