@@ -3,9 +3,9 @@
  * scans of more than 2^32 items, in place, one of uint8 items into int32 (dlscan_scan,
  * with d_total), segmented scans in place with a segment longer than 2^32 items, by
  * offsets and by keys, and compactions of more than 2^32 items in place (select_if,
- * run-length encoding, persistent and one block per tile); each checked chunk by chunk against a running reference. Values come
- * from a counter-based generator, so the check regenerates them instead of keeping a copy of
- * the input.
+ * run-length encoding, persistent and one block per tile); each checked chunk by chunk against
+ * a running reference. Values come from a counter-based generator, so the check regenerates
+ * them instead of keeping a copy of the input.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
