@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <criterion/options.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,4 +388,18 @@ Test(slow, int32_run_length_encode_past_2_pow_32_in_place, .timeout = 3600)
 Test(slow, int32_run_length_encode_past_2_pow_32_one_block_in_place, .timeout = 3600)
 {
     compact_huge_in_place((1ull << 32) + 12289, 1, 1);
+}
+
+/* Each test needs up to 49 GiB of device memory, so the suite runs one test at a time: run
+ * side by side, as Criterion runs tests by default, all but one or two skip for want of
+ * memory. `--jobs` on the command line still overrides this. */
+int main(int argc, char *argv[])
+{
+    struct criterion_test_set *tests = criterion_initialize();
+    criterion_options.jobs = 1;
+    int result = 0;
+    if (criterion_handle_args(argc, argv, true))
+        result = !criterion_run_all_tests(tests);
+    criterion_finalize(tests);
+    return result;
 }
