@@ -13,7 +13,9 @@
  */
 #include "binding.h" /* Python.h first, as Python asks */
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const dlpy_kind_info dlpy_kinds[DLPY_KINDS] = {
@@ -670,6 +672,57 @@ static uint16_t dlpy_round_to_bits(double x, int mantissa, int emin, int emax)
     return sign | (uint16_t)(((long)(e - 1 - emin + 1) << mantissa) + m - (1l << mantissa));
 }
 
+/* name=number as a message shows it: "initial=128", or for an integer too long to read, the
+ * power of two it is or the two it lies between ("initial=2**1100", "value between -2**71 and
+ * -2**70"). */
+static PyObject *dlpy_named_number(const char *name, PyObject *number)
+{
+    PyObject *text = PyObject_Repr(number);
+    if (!text || !PyLong_Check(number) || PyUnicode_GET_LENGTH(text) <= 24) {
+        PyObject *named = text ? PyUnicode_FromFormat("%s=%U", name, text) : NULL;
+        Py_XDECREF(text);
+        return named;
+    }
+    const char *sign = PyUnicode_READ_CHAR(text, 0) == '-' ? "-" : "";
+    Py_DECREF(text);
+    PyObject *magnitude = PyNumber_Absolute(number);
+    PyObject *bits = magnitude ? PyObject_CallMethod(magnitude, "bit_length", NULL) : NULL;
+    PyObject *ones = magnitude ? PyObject_CallMethod(magnitude, "bit_count", NULL) : NULL;
+    const long k = bits ? PyLong_AsLong(bits) - 1 : -1, single = ones ? PyLong_AsLong(ones) : 0;
+    Py_XDECREF(magnitude);
+    Py_XDECREF(bits);
+    Py_XDECREF(ones);
+    if (PyErr_Occurred())
+        return NULL;
+    if (single == 1)
+        return PyUnicode_FromFormat("%s=%s2**%ld", name, sign, k);
+    return PyUnicode_FromFormat("%s between %s2**%ld and %s2**%ld", name, sign, *sign ? k + 1 : k,
+                                sign, *sign ? k : k + 1);
+}
+
+/* OverflowError: number does not fit items of kind, and what does. */
+static int dlpy_does_not_fit(PyObject *number, int kind, const char *func, const char *name)
+{
+    PyErr_Clear();
+    PyObject *text = dlpy_named_number(name, number);
+    if (!text)
+        return -1;
+    const dlpy_kind_info *info = &dlpy_kinds[kind];
+    char range[96];
+    if (info->is_float) { /* through a float64; narrower floats then round, to inf past their range */
+        snprintf(range, sizeof range, "numbers beyond float64's +-%.9g fit no float", DBL_MAX);
+    } else if (info->is_signed) {
+        const long long top = (long long)(~0ull >> (65 - info->size * 8));
+        snprintf(range, sizeof range, "%lld .. %lld", -top - 1, top);
+    } else {
+        snprintf(range, sizeof range, "0 .. %llu", ~0ull >> (64 - info->size * 8));
+    }
+    PyErr_Format(PyExc_OverflowError, "dlscan.%s: %U does not fit %s (%s)", func, text,
+                 info->name, range);
+    Py_DECREF(text);
+    return -1;
+}
+
 int dlpy_value(PyObject *number, int kind, const char *func, const char *name, void *value)
 {
     const dlpy_kind_info *info = &dlpy_kinds[kind];
@@ -683,6 +736,8 @@ int dlpy_value(PyObject *number, int kind, const char *func, const char *name, v
     if (info->is_float) {
         const double d = PyFloat_AsDouble(number);
         if (d == -1.0 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int past float64 */
+                return dlpy_does_not_fit(number, kind, func, name);
             PyErr_Format(PyExc_TypeError, "dlscan.%s: %s must be a number, not %.100s", func,
                          name, Py_TYPE(number)->tp_name);
             return -1;
@@ -719,9 +774,7 @@ int dlpy_value(PyObject *number, int kind, const char *func, const char *name, v
             (u == (unsigned long long)-1 && PyErr_Occurred()) || (bits < 64 && u >> bits);
     }
     if (out_of_range) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_OverflowError, "dlscan.%s: %s = %S is out of the range of %s", func,
-                     name, index, info->name);
+        dlpy_does_not_fit(index, kind, func, name);
         Py_DECREF(index);
         return -1;
     }

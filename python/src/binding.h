@@ -94,8 +94,10 @@ int dlpy_output(dlpy_array *a, PyObject *out, PyObject *like, size_t n, int kind
  * or -1 with TypeError set. */
 int dlpy_kind_from_dtype(PyObject *dtype, const char *func);
 
-/* One value of `kind`, converted from a Python number into value (8 bytes). OverflowError
- * for an integer out of the kind's range, TypeError for a non-number. */
+/* One value of `kind`, converted from a Python number into value (8 bytes). OverflowError,
+ * saying the number does not fit the kind, for an integer out of an integer kind's range or
+ * past float64's (a float kind rounds every float64, to inf past its range); TypeError for a
+ * non-number. */
 int dlpy_value(PyObject *number, int kind, const char *func, const char *name, void *value);
 
 /* ---- Handles, devices and streams (handles.c) ---- */

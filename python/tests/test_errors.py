@@ -135,12 +135,6 @@ def test_bad_arguments():
         dlscan.select(x, predicate="<")
     with pytest.raises(ValueError, match="op='prod'"):
         dlscan.reduce_by_key(x, x, op="prod")
-    with pytest.raises(OverflowError, match="out of the range of int8"):
-        dlscan.cumsum(np.zeros(3, np.int8), dtype="int8", initial=128)
-    with pytest.raises(OverflowError, match="out of the range of uint32"):
-        dlscan.cumsum(np.zeros(3, np.uint32), dtype="uint32", initial=-1)
-    with pytest.raises(OverflowError, match="out of the range of int32"):
-        dlscan.select(x, predicate="<", value=2**31)
     with pytest.raises(TypeError, match="must be an integer"):
         dlscan.cumsum(x, initial=1.5)
     with pytest.raises(TypeError, match="must be a number"):
@@ -149,6 +143,45 @@ def test_bad_arguments():
         dlscan.cumsum(x, exclusive=True, bogus=1)
     with pytest.raises(TypeError):
         dlscan.cumsum(x, True)  # keyword-only
+
+
+@pytest.mark.parametrize("dtype, number, said", [
+    ("int8", 128, r"initial=128 does not fit int8 \(-128 \.\. 127\)"),
+    ("uint32", -1, r"initial=-1 does not fit uint32 \(0 \.\. 4294967295\)"),
+    ("int64", 2**63, r"initial=9223372036854775808 does not fit int64 "
+                     r"\(-9223372036854775808 \.\. 9223372036854775807\)"),
+    ("uint64", 2**64, r"initial=18446744073709551616 does not fit uint64 \(0 \.\. 18446744073709551615\)"),
+    ("int64", 2**1100, r"initial=2\*\*1100 does not fit int64"),
+    ("int64", -3 * 2**99, r"initial between -2\*\*101 and -2\*\*100 does not fit int64"),
+    ("float64", 2**1100, r"initial=2\*\*1100 does not fit float64 \(numbers beyond float64's "
+                         r"\+-1\.79769313e\+308 fit no float\)"),
+    ("float32", -3 * 2**1099, r"initial between -2\*\*1101 and -2\*\*1100 does not fit float32"),
+    ("float16", 2**1024, r"initial=2\*\*1024 does not fit float16"),
+])
+def test_initial_does_not_fit(dtype, number, said):
+    x = np.zeros(3, dtype)
+    with pytest.raises(OverflowError, match="dlscan.cumsum: " + said):
+        dlscan.cumsum(x, dtype=dtype, initial=number)
+    with pytest.raises(OverflowError, match="dlscan.cummax: " + said):
+        dlscan.cummax(x, initial=number, exclusive=True)
+
+
+def test_value_does_not_fit():
+    with pytest.raises(OverflowError, match=r"dlscan.select: value=2147483648 does not fit int32"):
+        dlscan.select(np.arange(5, dtype=np.int32), predicate="<", value=2**31)
+    with pytest.raises(OverflowError, match=r"dlscan.select: value=2\*\*1100 does not fit float64"):
+        dlscan.select(np.arange(5, dtype=np.float64), predicate="<", value=2**1100)
+
+
+def test_initial_at_the_edges():
+    # The ends of the integer types fit; a float64 fits every float type, rounding as NumPy does
+    # (to inf past the type's range), and so does an integer that rounds to a finite float64.
+    largest = 2**1024 - 2**971
+    for dtype, number, expected in [("int64", -(2**63), -(2**63)), ("uint64", 2**64 - 1, 2**64 - 1),
+                                    ("float16", 65519.0, 65504.0), ("float32", 1e39, np.inf),
+                                    ("float64", -np.inf, -np.inf), ("float64", largest, float(largest))]:
+        got = dlscan.cumsum(np.zeros(2, dtype), dtype=dtype, initial=number, exclusive=True)
+        assert got[0] == expected
 
 
 def test_host_and_device_arrays_do_not_mix():
