@@ -3,8 +3,10 @@
  *
  *   cc -std=c11 scan.c $(pkg-config --cflags --libs dlscan) -o scan && ./scan
  *
- * Without a GPU, dlscan_create returns DLSCAN_ERROR_NO_DEVICE: the program says so and
- * exits with status 0 (CI runs it on machines without one).
+ * It calls the CUDA runtime itself, so it needs a dlscan with the GPU backend (`pkg-config
+ * --variable=gpu_backend dlscan` prints yes); scan_cpu.c is the same scan on the CPU
+ * backend, for any dlscan. Without a GPU, dlscan_create returns DLSCAN_ERROR_NO_DEVICE: the
+ * program says so and exits with status 0 (CI runs it on machines without one).
  */
 #include <cuda_runtime_api.h>
 #include <dlscan.h>

@@ -5,8 +5,9 @@
  *
  *   cc -std=c11 scan_cpu.c $(pkg-config --cflags --libs dlscan) -o scan_cpu && ./scan_cpu
  *
- * tools/test builds it against the installed library (pkg-config, CMake, and dlscan as a
- * Meson subproject) in builds without the GPU backend, where scan.c cannot build.
+ * The README's install block builds it against the installed library, whatever its
+ * backends; CMakeLists.txt and subproject/meson.build take it where dlscan has no GPU
+ * backend, where scan.c cannot build.
  */
 #include <dlscan.h>
 #include <stdio.h>
