@@ -156,8 +156,9 @@ static void make_pipe(int fds[2])
 }
 
 /* Starts `dlscan args...` (args ends with NULL) with a pipe as stdin (*to_stdin: its write
- * end) and the descriptors `out` and `err` as stdout and stderr. `sigpipe` is SIGPIPE's
- * action in it (this test ignores SIGPIPE, and so would the command); it dumps no core. */
+ * end; to_stdin NULL: stdin closed) and the descriptors `out` and `err` as stdout and stderr
+ * (-1: closed). `sigpipe` is SIGPIPE's action in it (this test ignores SIGPIPE, and so would
+ * the command); it dumps no core. */
 static pid_t start_cli(const char *const *args, int *to_stdin, int out, int err,
                        void (*sigpipe)(int))
 {
@@ -173,9 +174,12 @@ static pid_t start_cli(const char *const *args, int *to_stdin, int out, int err,
     const pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
-        dup2(to_child[0], STDIN_FILENO);
-        dup2(out, STDOUT_FILENO);
-        dup2(err, STDERR_FILENO);
+        const int from[3] = {to_stdin ? to_child[0] : -1, out, err};
+        for (int fd = 0; fd < 3; ++fd)
+            if (from[fd] >= 0)
+                dup2(from[fd], fd);
+            else
+                close(fd);
         signal(SIGPIPE, sigpipe);
         const struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
@@ -183,29 +187,36 @@ static pid_t start_cli(const char *const *args, int *to_stdin, int out, int err,
         _exit(127);
     }
     close(to_child[0]);
-    *to_stdin = to_child[1];
+    if (to_stdin)
+        *to_stdin = to_child[1];
+    else
+        close(to_child[1]);
     return pid;
 }
 
 /* Runs `dlscan args...` (args ends with NULL) with `input` (or nothing) on stdin, through
- * a pipe, so that its size is unknown to the command; stdout and stderr are files. */
-static cli_run run_cli_with_input(const void *input, size_t input_size, const char *const *args)
+ * a pipe, so that its size is unknown to the command; stdout and stderr are files. The
+ * descriptor `closed` (0-2; -1: none) is closed in the command. */
+static cli_run run_cli_closing(int closed, const void *input, size_t input_size,
+                               const char *const *args)
 {
     const char *out_path = in_work("stdout"), *err_path = in_work("stderr");
     const int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     cr_assert(out >= 0 && err >= 0);
-    int to_child;
-    const pid_t pid = start_cli(args, &to_child, out, err, SIG_IGN);
+    int to_child = -1;
+    const pid_t pid = start_cli(args, closed == 0 ? NULL : &to_child, closed == 1 ? -1 : out,
+                                closed == 2 ? -1 : err, SIG_IGN);
     close(out);
     close(err);
-    for (size_t done = 0; input && done < input_size;) {
+    for (size_t done = 0; input && to_child >= 0 && done < input_size;) {
         const ssize_t wrote = write(to_child, (const char *)input + done, input_size - done);
         if (wrote <= 0)
             break; /* the command stopped reading */
         done += (size_t)wrote;
     }
-    close(to_child);
+    if (to_child >= 0)
+        close(to_child);
     int wait_status;
     cr_assert(waitpid(pid, &wait_status, 0) == pid);
     cli_run r = {WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1, NULL, 0, NULL};
@@ -215,6 +226,11 @@ static cli_run run_cli_with_input(const void *input, size_t input_size, const ch
     unlink(err_path);
     cr_assert(r.out && r.err);
     return r;
+}
+
+static cli_run run_cli_with_input(const void *input, size_t input_size, const char *const *args)
+{
+    return run_cli_closing(-1, input, input_size, args);
 }
 
 #define RUN_CLI(...) run_cli_with_input(NULL, 0, (const char *const[]){__VA_ARGS__, NULL})
@@ -1742,6 +1758,44 @@ Test(cli, in_and_out_default_to_standard_input_and_output)
 }
 
 /* Standard output that is a file gets the result whole, from a temporary file in $TMPDIR. */
+/* Issue 40: no file of the command takes descriptor 0, 1 or 2 when one is closed: the
+ * temporary OUT is not read as standard input, the GPU note not written into OUT; '-' for
+ * a closed stream is refused. */
+Test(cli, closed_standard_descriptors)
+{
+    const int32_t values[] = {1, 2, 3}, sums[] = {1, 3, 6}, kept[] = {7, 7};
+    write_file(in_work("in.bin"), values, sizeof values);
+    write_file(in_work("keep.bin"), kept, sizeof kept);
+    const char *const from_stdin[] = {"scan", "--backend", "cpu", "--type", "int32", "--op",
+                                      "sum", "-", in_work("keep.bin"), NULL};
+    cli_run r = run_cli_closing(0, NULL, 0, from_stdin);
+    expect_error(&r, 1, "standard input is closed");
+    size_t size;
+    char *got = read_file(in_work("keep.bin"), &size);
+    cr_assert(size == sizeof kept && memcmp(got, kept, size) == 0, "keep.bin was replaced");
+    free(got);
+    cli_run_free(&r);
+
+    /* Files still work with any of the three closed; the default backend's note goes nowhere. */
+    for (int closed = 0; closed < 3; ++closed) {
+        const char *const files[] = {"scan", "--type", "int32", "--op", "sum", in_work("in.bin"),
+                                     in_work("out.bin"), NULL};
+        r = run_cli_closing(closed, NULL, 0, files);
+        expect_success(&r);
+        got = read_file(in_work("out.bin"), &size);
+        cr_assert(size == sizeof sums && memcmp(got, sums, size) == 0,
+                  "descriptor %d closed: OUT holds %zu bytes, not the sums", closed, size);
+        free(got);
+        cli_run_free(&r);
+    }
+
+    const char *const to_stdout[] = {"scan", "--backend", "cpu", "--type", "int32", "--op",
+                                     "sum", in_work("in.bin"), "-", NULL};
+    r = run_cli_closing(1, NULL, 0, to_stdout);
+    expect_error(&r, 1, "standard output is closed");
+    cli_run_free(&r);
+}
+
 Test(cli, standard_output_spools_in_tmpdir)
 {
     setenv("TMPDIR", in_work("no-such-directory"), 1);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -27,6 +28,8 @@ int input_open(input_file *in, const char *path)
     memset(in, 0, sizeof *in);
     in->size = -1;
     if (strcmp(path, "-") == 0) {
+        if (standard_stream_closed(STDIN_FILENO))
+            return fail(STATUS_BAD_INPUT, "standard input is closed; give IN a file name");
         in->f = stdin;
         in->name = "standard input";
     } else {

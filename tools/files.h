@@ -72,6 +72,18 @@ int output_commit(output_file *out);
 /* Removes the temporary file; closes the output. */
 void output_discard(output_file *out);
 
+/* ---- The standard descriptors ---- */
+
+/* Puts /dev/null on each of descriptors 0-2 that is closed at the start, so that no file
+ * the command opens takes one of them (a temporary OUT read as standard input, a note
+ * written into OUT), and remembers which were closed. It is opened the wrong way round
+ * (write-only for 0, read-only for 1 and 2), so that using one still fails as the closed
+ * descriptor would. */
+void standard_streams_hold(void);
+
+/* Whether descriptor `fd` (0-2) was closed at the start. */
+int standard_stream_closed(int fd);
+
 /* ---- Temporary files and signals ---- */
 
 /* Makes every signal that would end the program, and that has its default action at the

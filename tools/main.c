@@ -72,8 +72,9 @@ const manual_part manual[] = {
      "      it as it was; standard output that is a file gets the result once it is\n"
      "      complete. A pipe, a terminal, a FIFO or a device receives the output as it is\n"
      "      computed, and may hold a partial result if the scan fails. A read-only OUT is\n"
-     "      not replaced. A progress bar shows on a terminal when the input takes more than\n"
-     "      a second.\n"},
+     "      not replaced. IN or OUT on standard input or output that is closed is refused\n"
+     "      (no file of dlscan takes descriptors 0-2). A progress bar shows on a terminal\n"
+     "      when the input takes more than a second.\n"},
     {"bench",
      "dlscan bench [--quick] [--types LIST] [--op OP] [--csv FILE] [--plot FILE] [options]",
      "  dlscan bench [--quick] [--types LIST] [--op OP] [--exclusive] [--min-log N]\n"
@@ -154,6 +155,8 @@ static int help(const char *command)
 
 int main(int argc, char **argv)
 {
+    standard_streams_hold(); /* before any file is opened */
+
     /* --name=value is --name value. */
     char **args = calloc(2 * (size_t)argc + 1, sizeof *args);
     if (!args)

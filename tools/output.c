@@ -23,6 +23,24 @@
 #include "cli.h"
 #include "files.h"
 
+/* ================================================================ standard descriptors */
+
+static int closed_at_start[3];
+
+void standard_streams_hold(void)
+{
+    for (int fd = 0; fd < 3; ++fd)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            /* open() takes the lowest free descriptor: this one, as the lower are open */
+            const int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            closed_at_start[fd] = 1;
+            if (held >= 0 && held != fd) /* cannot happen; never keep a stray descriptor */
+                close(held);
+        }
+}
+
+int standard_stream_closed(int fd) { return fd >= 0 && fd < 3 && closed_at_start[fd]; }
+
 /* ================================================================ signals */
 
 /* The temporary files in use (the output's, bench's CSV), which a signal removes. */
@@ -130,6 +148,8 @@ static int open_stdout(output_file *out)
 {
     out->name = "standard output";
     out->is_stdout = 1;
+    if (standard_stream_closed(STDOUT_FILENO))
+        return fail(STATUS_BAD_INPUT, "standard output is closed; give OUT a file name");
     struct stat st;
     if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) {
         out->f = stdout;
