@@ -932,6 +932,11 @@ Test(cli, default_backend_runs_on_the_gpu_or_says_it_uses_the_cpu)
     const int64_t expected[] = {4, -1, -1};
     cr_assert(r.out_size == sizeof expected && memcmp(r.out, expected, sizeof expected) == 0);
     cr_assert(r.err[0] == '\0' || strstr(r.err, "CPU backend"), "stderr: %s", r.err);
+    /* A build without the GPU backend has nothing to say (issue 40). */
+    cli_run info = RUN_CLI("info");
+    if (strstr(info.out, "GPU backend:  not built"))
+        cr_assert_str_empty(r.err, "a build without the GPU backend printed a note");
+    cli_run_free(&info);
     /* With no NVIDIA driver at all, not that the driver is too old. */
     if (access("/proc/driver/nvidia/version", F_OK) != 0)
         cr_assert(!strstr(r.err, "insufficient"), "stderr: %s", r.err);
@@ -1525,7 +1530,6 @@ Test(cli, scan_usage_errors_write_nothing)
         const char *message;
     } cases[] = {
         {{"--backend", "cpu", "--op", "sum", "IN", "OUT"}, "missing --type"},
-        {{"--backend", "cpu", "--type", "int32", "IN", "OUT"}, "missing --op"},
         {{"--backend", "cpu", "--type", "int128", "--op", "sum", "IN", "OUT"}, "unknown type 'int128'"},
         {{"--backend", "cpu", "--type", "int32", "--op", "avg", "IN", "OUT"}, "unknown operator 'avg'"},
         {{"--backend", "cpu", "--type", "int32", "--op", "sum", "--format", "csv", "IN", "OUT"},
@@ -1761,6 +1765,17 @@ Test(cli, in_and_out_default_to_standard_input_and_output)
 /* Issue 40: no file of the command takes descriptor 0, 1 or 2 when one is closed: the
  * temporary OUT is not read as standard input, the GPU note not written into OUT; '-' for
  * a closed stream is refused. */
+/* Issue 40: --op defaults to sum. */
+Test(cli, op_defaults_to_sum)
+{
+    const int32_t values[] = {4, -1, 9}, sums[] = {4, 3, 12};
+    write_file(in_work("in.bin"), values, sizeof values);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", in_work("in.bin"), "-");
+    expect_success(&r);
+    cr_assert(r.out_size == sizeof sums && memcmp(r.out, sums, sizeof sums) == 0);
+    cli_run_free(&r);
+}
+
 Test(cli, closed_standard_descriptors)
 {
     const int32_t values[] = {1, 2, 3}, sums[] = {1, 3, 6}, kept[] = {7, 7};

@@ -61,8 +61,12 @@ int open_handle(backend_choice choice, int threads, int quiet, const char *activ
                         dlscan_status_string(status), reason);
         if (choice == BACKEND_GPU)
             return fail(STATUS_FAILED, "--backend gpu: no usable GPU (%s)", reason);
+#ifdef DLSCAN_CLI_HAVE_CUDA /* a build without the GPU backend has nothing to say */
         if (!quiet)
             fprintf(stderr, "dlscan: no usable GPU (%s); %s\n", reason, activity);
+#else
+        (void)quiet, (void)activity;
+#endif
     }
     const dlscan_status status = dlscan_create_cpu(h, threads);
     if (status != DLSCAN_SUCCESS)

@@ -68,7 +68,7 @@ void no_gpu_reason(char *reason, size_t size);
 
 /* Creates the handle that `choice` asks for. `activity` ("scanning on the CPU backend")
  * ends the note that auto mode prints when it falls back to the CPU backend, unless
- * `quiet`. */
+ * `quiet`, in a build with the GPU backend (one without it says nothing). */
 int open_handle(backend_choice choice, int threads, int quiet, const char *activity,
                 dlscan_handle_t *h, int *on_gpu);
 

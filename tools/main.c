@@ -21,8 +21,8 @@ const manual_part manual[] = {
      "      Library version, the GPU and its SM count, items per tile on the GPU and CPU\n"
      "      backends for each type (a scan's tile is its output type's), and which backend\n"
      "      scan and bench would use.\n"},
-    {"scan", "dlscan scan --type T --op OP [options] [IN [OUT]]",
-     "  dlscan scan --type T --op OP [--out-type U] [--exclusive] [--init V]\n"
+    {"scan", "dlscan scan --type T [--op OP] [options] [IN [OUT]]",
+     "  dlscan scan --type T [--op OP] [--out-type U] [--exclusive] [--init V]\n"
      "              [--keys KEYFILE [--key-type K] | --offsets OFFSETFILE]\n"
      "              [--format binary|text] [--backend auto|gpu|cpu] [--threads N]\n"
      "              [--chunk-items N] [-q] [IN [OUT]]\n"
@@ -37,7 +37,8 @@ const manual_part manual[] = {
      "                 float32 into float64; int32 into float64. Other pairs are refused.\n"
      "                 An 8- or 16-bit type into itself accumulates in 32 bits and rounds\n"
      "                 each output to its type.\n"
-     "      --op       sum, min or max (integer sums wrap around in the output type)\n"
+     "      --op       sum (default), min or max (integer sums wrap around in the output\n"
+     "                 type)\n"
      "      --exclusive  out[i] = init op in[0] op ... op in[i-1]; the default is inclusive:\n"
      "                 out[i] = init op in[0] op ... op in[i]\n"
      "      --init V   the value folded in front of the first item, of the output type\n"
@@ -58,7 +59,8 @@ const manual_part manual[] = {
      "                 bfloat16 are rounded to the nearest, ties to even; floats are written\n"
      "                 as the shortest text that reads back as the same value)\n"
      "      --backend  auto (default): the GPU where dlscan_create finds one, else the CPU\n"
-     "                 backend, saying so on stderr; gpu: the GPU or fail; cpu: the CPU\n"
+     "                 backend, saying so on stderr in a build with the GPU backend (one\n"
+     "                 without it says nothing); gpu: the GPU or fail; cpu: the CPU\n"
      "                 backend (host memory, no GPU needed)\n"
      "      --threads N  threads of the CPU backend (default 0: one per online core)\n"
      "      --chunk-items N  items per chunk (advanced; default: 256 MiB on a GPU, 64 MiB\n"

@@ -51,8 +51,7 @@
 typedef struct scan_options {
     const type_info *type, *out_type; /* --type, --out-type (default: --type) */
     const type_info *scan_type;       /* what the library writes: out_type, or float32 */
-    int have_op;
-    dlscan_op op;
+    dlscan_op op;               /* --op (default: sum) */
     int exclusive;
     const char *init_text;
     segment_kind segments;      /* --keys or --offsets */
@@ -72,6 +71,7 @@ typedef struct scan_options {
 static int parse_scan_options(int argc, char **argv, scan_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->op = DLSCAN_SUM;
     int positional_only = 0;
     for (int i = 0; i < argc; ++i) {
         const char *a = argv[i];
@@ -130,11 +130,11 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             o->segments = kind;
             o->segments_path = value;
         } else if (strcmp(a, "--op") == 0) {
-            o->have_op = 0;
+            int known_op = 0;
             for (int k = 0; k < 3; ++k)
                 if (strcmp(value, op_names[k]) == 0)
-                    o->op = (dlscan_op)k, o->have_op = 1;
-            if (!o->have_op)
+                    o->op = (dlscan_op)k, known_op = 1;
+            if (!known_op)
                 return fail(STATUS_BAD_INPUT, "scan: unknown operator '%s' (sum, min or max)", value);
         } else if (strcmp(a, "--init") == 0) {
             o->init_text = value;
@@ -161,8 +161,6 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
         o->out_type = o->type;
     const int half = o->out_type->type == DLSCAN_FLOAT16 || o->out_type->type == DLSCAN_BFLOAT16;
     o->scan_type = half && o->type == o->out_type ? find_type("float32") : o->out_type;
-    if (!o->have_op)
-        return fail(STATUS_BAD_INPUT, "scan: missing --op (sum, min or max)");
     if (!o->in_path || strcmp(o->in_path, "-") == 0)
         o->in_path = "-";
     if (o->key_type && o->segments != SEGMENTS_KEYS)
