@@ -1,11 +1,13 @@
 /*
- * files.c: the input files of `dlscan scan` (files.h): raw items or text with one number a
- * line, read chunk by chunk. The output and the signals that remove its temporary file:
+ * files.c: the input files of `dlscan scan` (files.h): raw items, or text with numbers
+ * separated by white space, read chunk by chunk; a binary input that starts as text is
+ * refused where the binary format is only the default. The output and the signals that remove its temporary file:
  * output.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "files.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@
 
 /* ================================================================ input files */
 
-#define MAX_LINE 256 /* text: longer lines cannot hold one number */
+#define MAX_WORD 256 /* text: longer words are not numbers */
 
 int input_open(input_file *in, const char *path)
 {
@@ -62,12 +64,35 @@ int input_truncated(const input_file *in, unsigned long long bytes, const type_i
                 in->name, bytes, type->name, type->size);
 }
 
+/* Whether the input's first bytes are numbers as text: the first TEXT_PROBE of them (all
+ * where there are fewer) are digits, signs, points, e or E and white space, with a digit
+ * and a newline among them. */
+#define TEXT_PROBE 64
+static int looks_like_text(const unsigned char *bytes, size_t size)
+{
+    const size_t probe = size < TEXT_PROBE ? size : TEXT_PROBE;
+    int digit = 0, newline = 0;
+    for (size_t k = 0; k < probe; ++k) {
+        if (!strchr("0123456789+-.eE \t\r\n", bytes[k]) || bytes[k] == '\0')
+            return 0;
+        digit |= isdigit(bytes[k]) != 0;
+        newline |= bytes[k] == '\n';
+    }
+    return digit && newline;
+}
+
 int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
                       size_t *n)
 {
     const size_t got = fread(items, 1, max_items * type->size, in->f);
     if (ferror(in->f))
         return fail(STATUS_BAD_INPUT, "cannot read %s: %s", in->name, strerror(errno));
+    if (in->refuse_text && in->consumed == 0 && looks_like_text((const unsigned char *)items, got)) {
+        char shown[48];
+        return fail(STATUS_BAD_INPUT, "%s looks like text ('%s'), not binary values: give "
+                                      "--format text (or --format binary to take it as binary)",
+                    in->name, printable((const char *)items, got, shown));
+    }
     in->consumed += got;
     if (got % type->size)
         return input_truncated(in, in->consumed, type);
@@ -75,55 +100,63 @@ int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t
     return STATUS_OK;
 }
 
-/* Reads one line into `line` (without its newline); returns its length, or -1 at the end
- * of the input, or -2 for a line longer than MAX_LINE. */
-static long read_line(input_file *in, char line[MAX_LINE + 1])
+int bad_value(parse_result result, const char *where, const char *text, size_t length,
+              const type_info *type)
 {
-    long length = 0;
+    char shown[48];
+    printable(text, length, shown);
+    if (result == PARSE_NOT_WHOLE)
+        return fail(STATUS_BAD_INPUT, "%s%s is not a whole number, as %s needs", where, shown,
+                    type->name);
+    if (result == PARSE_OUT_OF_RANGE)
+        return fail(STATUS_BAD_INPUT, "%s%s is out of range for %s (%s)", where, shown,
+                    type->name, type->range);
+    return fail(STATUS_BAD_INPUT, "%s'%s' is not a number of type %s", where, shown, type->name);
+}
+
+/* Reads the next word (a run of characters but white space) into `word`, NUL-terminated,
+ * and sets in->line to its line. Returns its length, -1 at the end of the input, or -2 for
+ * a word longer than MAX_WORD (its first MAX_WORD characters are in `word`). */
+static long read_word(input_file *in, char word[MAX_WORD + 1])
+{
     int c;
-    while ((c = getc_unlocked(in->f)) != EOF && c != '\n') {
-        if (length < MAX_LINE)
-            line[length] = (char)c;
-        ++length;
+    while ((c = getc_unlocked(in->f)) != EOF && isspace(c)) {
+        ++in->consumed;
+        in->newlines += c == '\n';
     }
-    if (c == EOF && length == 0)
+    if (c == EOF)
         return -1;
-    in->consumed += (unsigned long long)length + (c == '\n');
-    return length > MAX_LINE ? -2 : length;
+    in->line = in->newlines + 1;
+    long length = 0;
+    for (; c != EOF && !isspace(c); c = getc_unlocked(in->f), ++length)
+        if (length < MAX_WORD)
+            word[length] = (char)c;
+    if (c != EOF)
+        ungetc(c, in->f);
+    in->consumed += (unsigned long long)length;
+    word[length < MAX_WORD ? length : MAX_WORD] = '\0';
+    return length > MAX_WORD ? -2 : length;
 }
 
 int read_text_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
                     size_t *n)
 {
-    char line[MAX_LINE + 1], shown[48];
+    char word[MAX_WORD + 1], shown[48];
     size_t count = 0;
     while (count < max_items) {
-        const long length = read_line(in, line);
+        const long length = read_word(in, word);
         if (length == -1)
             break;
-        ++in->line;
         if (length == -2)
-            return fail(STATUS_BAD_INPUT, "%s: line %llu: longer than %d characters; expected one number",
-                        in->name, in->line, MAX_LINE);
-        const char *start = line, *end = line + length;
-        while (start < end && (*start == ' ' || *start == '\t'))
-            ++start;
-        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            --end;
-        if (start == end)
-            return fail(STATUS_BAD_INPUT, "%s: line %llu: empty line; expected a number",
-                        in->name, in->line);
+            return fail(STATUS_BAD_INPUT, "%s: line %llu: '%s' is longer than %d characters; "
+                                          "expected a number",
+                        in->name, in->line, printable(word, MAX_WORD, shown), MAX_WORD);
         scan_value v;
-        switch (parse_value(type->type, start, (size_t)(end - start), &v)) {
-        case PARSE_OK: break;
-        case PARSE_NOT_A_NUMBER:
-            return fail(STATUS_BAD_INPUT, "%s: line %llu: '%s' is not a number of type %s",
-                        in->name, in->line, printable(start, (size_t)(end - start), shown),
-                        type->name);
-        case PARSE_OUT_OF_RANGE:
-            return fail(STATUS_BAD_INPUT, "%s: line %llu: %s is out of range for %s (%s)",
-                        in->name, in->line, printable(start, (size_t)(end - start), shown),
-                        type->name, type->range);
+        const parse_result parsed = parse_value(type->type, word, (size_t)length, &v);
+        if (parsed != PARSE_OK) {
+            char where[4200];
+            snprintf(where, sizeof where, "%s: line %llu: ", in->name, in->line);
+            return bad_value(parsed, where, word, (size_t)length, type);
         }
         memcpy((char *)items + count * type->size, &v, type->size);
         ++count;

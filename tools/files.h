@@ -1,8 +1,9 @@
 /*
  * files.h: the files of `dlscan scan`: the input, read chunk by chunk as raw items or as
- * text with one number per line (files.c), and the output, also bench's --csv (output.c):
- * a regular file is written to a temporary file and put in place only when complete
- * (removed if a signal ends the program), a pipe or a device as the result is computed.
+ * text, numbers separated by white space (files.c), and the output, also bench's --csv
+ * (output.c): a regular file is written to a temporary file and put in place only when
+ * complete (removed if a signal ends the program), a pipe or a device as the result is
+ * computed.
  * Every function that can fail returns an exit status (cli.h) after printing why.
  */
 #ifndef DLSCAN_CLI_FILES_H
@@ -21,7 +22,9 @@ typedef struct input_file {
     const char *name;            /* the path, or "standard input" */
     long long size;              /* bytes, or -1 where unknown (a pipe) */
     unsigned long long consumed; /* bytes read so far */
-    unsigned long long line;     /* text: lines read so far */
+    unsigned long long line;     /* text: the line of the last number read */
+    unsigned long long newlines; /* text: newlines read so far */
+    int refuse_text; /* binary by default, not by --format: refuse a start that is text */
 } input_file;
 
 /* Opens `path` ('-': standard input). */
@@ -31,11 +34,19 @@ void input_close(input_file *in);
 /* The message for a binary input of `bytes` that is not a whole number of items. */
 int input_truncated(const input_file *in, unsigned long long bytes, const type_info *type);
 
-/* Reads up to `max_items` raw items; *n is how many. */
+/* Reads up to `max_items` raw items; *n is how many. With in->refuse_text, a first chunk
+ * that starts as numbers in text do (digits, signs, points, e, white space and a newline,
+ * nothing else, in its first 64 bytes) is refused: --format binary takes it. */
 int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
                       size_t *n);
 
-/* Reads up to `max_items` lines of text, one number each; *n is how many. */
+/* The message for a value that parse_value refused (`result`, not PARSE_OK): `where` ("IN:
+ * line 3: "), then why, with `length` bytes of `text`. Returns STATUS_BAD_INPUT. */
+int bad_value(parse_result result, const char *where, const char *text, size_t length,
+              const type_info *type);
+
+/* Reads up to `max_items` numbers of text, separated by any white space (blank lines too);
+ * *n is how many. */
 int read_text_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
                     size_t *n);
 
@@ -58,6 +69,9 @@ typedef struct output_file {
  * written to a temporary file next to it; standard output that is a regular file to an
  * unnamed temporary file in $TMPDIR (default /tmp); anything else straight, as it goes. */
 int output_open(output_file *out, const char *path);
+
+/* For binary output: refuses a terminal (as zstd does), closing the output; status 1. */
+int output_refuse_terminal(output_file *out);
 
 /* Ends a chunk: what is written straight goes out now. Returns an exit status. */
 int output_chunk_done(output_file *out);

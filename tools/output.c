@@ -229,6 +229,16 @@ int output_open(output_file *out, const char *path)
     return STATUS_OK;
 }
 
+int output_refuse_terminal(output_file *out)
+{
+    if (!out->direct || !isatty(fileno(out->f)))
+        return STATUS_OK;
+    output_discard(out);
+    return fail(STATUS_BAD_INPUT, "%s is a terminal: binary values are not written to one; "
+                                  "give --format text, or OUT a file (or redirect)",
+                out->name);
+}
+
 /* ================================================================ writing, completing */
 
 /* Copies the rest of `from` to `to`. Returns 0, or -1 with errno. */

@@ -57,7 +57,7 @@ typedef struct scan_options {
     segment_kind segments;      /* --keys or --offsets */
     const char *segments_path;  /* KEYFILE or OFFSETFILE */
     const type_info *key_type;  /* --key-type (default: --type) */
-    int text;
+    int text, format_given;
     unsigned long long chunk_items; /* 0: the backend's default */
     backend_choice backend;
     int threads;
@@ -142,6 +142,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             if (strcmp(value, "binary") != 0 && strcmp(value, "text") != 0)
                 return fail(STATUS_BAD_INPUT, "scan: unknown format '%s' (binary or text)", value);
             o->text = strcmp(value, "text") == 0;
+            o->format_given = 1;
         } else if (strcmp(a, "--backend") == 0) {
             if (!parse_backend(value, &o->backend))
                 return fail(STATUS_BAD_INPUT, "scan: unknown backend '%s' (auto, gpu or cpu)", value);
@@ -184,17 +185,10 @@ static int first_seed(const scan_options *o, scan_value *value, const void **see
     memset(value, 0, sizeof *value);
     *seed = NULL;
     if (o->init_text) {
-        char shown[48];
-        switch (parse_value(type->type, o->init_text, strlen(o->init_text), value)) {
-        case PARSE_OK: break;
-        case PARSE_NOT_A_NUMBER:
-            return fail(STATUS_BAD_INPUT, "scan: --init: '%s' is not a number of type %s",
-                        printable(o->init_text, strlen(o->init_text), shown), type->name);
-        case PARSE_OUT_OF_RANGE:
-            return fail(STATUS_BAD_INPUT, "scan: --init: %s is out of range for %s (%s)",
-                        printable(o->init_text, strlen(o->init_text), shown), type->name,
-                        type->range);
-        }
+        const parse_result parsed =
+            parse_value(type->type, o->init_text, strlen(o->init_text), value);
+        if (parsed != PARSE_OK)
+            return bad_value(parsed, "scan: --init: ", o->init_text, strlen(o->init_text), type);
         if (o->scan_type != type)
             value->f32 = float_from_16_bits(type->type, value->u16);
         *seed = value;
@@ -459,6 +453,7 @@ int cmd_scan(int argc, char **argv)
     int on_gpu = 0;
     if ((status = input_open(&in, o.in_path)) != STATUS_OK)
         goto done;
+    in.refuse_text = !o.format_given;
     if (!o.text && in.size >= 0 && in.size % (long long)type->size) {
         status = input_truncated(&in, (unsigned long long)in.size, type);
         goto done;
@@ -466,6 +461,7 @@ int cmd_scan(int argc, char **argv)
     if ((status = segments_open(&segments, o.segments, o.segments_path, o.key_type, o.text, &in,
                                 type)) != STATUS_OK ||
         (status = output_open(&out, o.out_path)) != STATUS_OK ||
+        (!o.text && (status = output_refuse_terminal(&out)) != STATUS_OK) ||
         (status = open_handle(o.backend, o.threads, o.quiet, "scanning on the CPU backend", &h,
                               &on_gpu)) != STATUS_OK ||
         (status = check_pair(h, &o)) != STATUS_OK)

@@ -109,6 +109,62 @@ uint16_t float_to_16_bits(dlscan_type type, float x)
 
 /* ---------------------------------------------------------------- parsing */
 
+/* A decimal number with a point or an exponent ("1e3", "-2.50e1") that an integer type
+ * takes where it is whole: its sign and magnitude. Returns PARSE_OK, PARSE_NOT_A_NUMBER (no
+ * such number), PARSE_NOT_WHOLE, or PARSE_OUT_OF_RANGE (past 2^64 - 1). Exact: digits, not
+ * a double. */
+static parse_result parse_whole_decimal(const char *text, int *negative,
+                                        unsigned long long *magnitude)
+{
+    *negative = *text == '-';
+    text += *text == '-' || *text == '+';
+    const char *digits = text, *point = NULL;
+    for (; isdigit((unsigned char)*text) || (*text == '.' && !point); ++text)
+        point = *text == '.' ? text : point;
+    const char *digits_end = text;
+    if (digits_end - digits == (point != NULL)) /* no digit */
+        return PARSE_NOT_A_NUMBER;
+    long exponent = 0;
+    if (*text == 'e' || *text == 'E') {
+        const int minus = text[1] == '-';
+        text += 1 + (text[1] == '-' || text[1] == '+');
+        if (!isdigit((unsigned char)*text))
+            return PARSE_NOT_A_NUMBER;
+        for (; isdigit((unsigned char)*text); ++text)
+            if (exponent < 100000)
+                exponent = 10 * exponent + (*text - '0');
+        exponent = minus ? -exponent : exponent;
+    }
+    if (*text)
+        return PARSE_NOT_A_NUMBER;
+    /* value = the digits, read as a whole number, * 10^scale */
+    long scale = exponent - (point ? (long)(digits_end - point - 1) : 0);
+    for (; digits_end > digits && (digits_end[-1] == '0' || digits_end[-1] == '.'); --digits_end)
+        scale += digits_end[-1] == '0';
+    while (digits < digits_end && (*digits == '0' || *digits == '.'))
+        ++digits;
+    *magnitude = 0;
+    if (digits == digits_end)
+        return PARSE_OK; /* zero */
+    if (scale < 0)
+        return PARSE_NOT_WHOLE;
+    const long count = (long)(digits_end - digits) - (point >= digits && point < digits_end);
+    if (count + scale > 20)
+        return PARSE_OUT_OF_RANGE;
+    unsigned long long m = 0;
+    for (long k = 0; k < count + scale; ++digits) {
+        if (digits < digits_end && *digits == '.')
+            continue;
+        const unsigned digit = digits < digits_end ? (unsigned)(*digits - '0') : 0;
+        if (m > (UINT64_MAX - digit) / 10)
+            return PARSE_OUT_OF_RANGE;
+        m = 10 * m + digit;
+        ++k;
+    }
+    *magnitude = m;
+    return PARSE_OK;
+}
+
 /* parse_value's work on a NUL-terminated token. */
 static parse_result parse_token(dlscan_type type, const char *token, scan_value *v)
 {
@@ -158,6 +214,22 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
         break;
     default:
         return PARSE_NOT_A_NUMBER;
+    }
+    const int whole_type = type != DLSCAN_FLOAT16 && type != DLSCAN_BFLOAT16 &&
+                           type != DLSCAN_FLOAT32 && type != DLSCAN_FLOAT64;
+    if (whole_type && *end && start[strspn(start, "0123456789.eE+-")] == '\0') {
+        /* an integer written with a point or an exponent: 1e3, 2.50e1, -0.0 */
+        const int is_signed = type == DLSCAN_INT8 || type == DLSCAN_INT16 ||
+                              type == DLSCAN_INT32 || type == DLSCAN_INT64;
+        int negative;
+        const parse_result whole = parse_whole_decimal(start, &negative, &natural);
+        if (whole != PARSE_OK)
+            return whole;
+        const unsigned long long high = UINT64_MAX >> (64 - bits + is_signed);
+        out_of_range = natural > high + (unsigned long long)(is_signed && negative) ||
+                       (!is_signed && negative && natural != 0);
+        integer = negative ? (long long)(0 - natural) : (long long)natural;
+        end += strlen(end);
     }
     if (end == start || *end)
         return PARSE_NOT_A_NUMBER;

@@ -46,13 +46,19 @@ typedef union scan_value {
     double f64;
 } scan_value;
 
-typedef enum parse_result { PARSE_OK, PARSE_NOT_A_NUMBER, PARSE_OUT_OF_RANGE } parse_result;
+typedef enum parse_result {
+    PARSE_OK,
+    PARSE_NOT_A_NUMBER,
+    PARSE_NOT_WHOLE, /* a number, but not a whole one, for an integer type */
+    PARSE_OUT_OF_RANGE
+} parse_result;
 
 /* Parses `length` bytes at `text` (any length; leading white space is skipped, trailing is
  * not a number) as one value of `type`: decimal integers, where unsigned types take no
- * negative number but -0; floats as strtod reads them (also inf and nan), float16 and
- * bfloat16 then rounded to the nearest (ties to even). Float underflow rounds to 0 or a
- * subnormal; overflow is out of range. */
+ * negative number but -0, also written with a point or an exponent where the value is whole
+ * (1e3, 2.50e1; not 1.5 or 1e-1: PARSE_NOT_WHOLE); floats as strtod reads them (also inf
+ * and nan), float16 and bfloat16 then rounded to the nearest (ties to even). Float
+ * underflow rounds to 0 or a subnormal; overflow is out of range. */
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
 
 /* Writes one value as text (and a newline) to `out`. Floats: the shortest text of 3 to 5
