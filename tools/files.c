@@ -1,8 +1,8 @@
 /*
  * files.c: the input files of `dlscan scan` (files.h): raw items, or text with numbers
  * separated by white space, read chunk by chunk; a binary input that starts as text is
- * refused where the binary format is only the default. The output and the signals that remove its temporary file:
- * output.c.
+ * refused where the binary format is only the default. The output and the signals that
+ * remove its temporary file: output.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "files.h"
@@ -87,7 +87,8 @@ int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t
     const size_t got = fread(items, 1, max_items * type->size, in->f);
     if (ferror(in->f))
         return fail(STATUS_BAD_INPUT, "cannot read %s: %s", in->name, strerror(errno));
-    if (in->refuse_text && in->consumed == 0 && looks_like_text((const unsigned char *)items, got)) {
+    if (in->refuse_text && in->consumed == 0 &&
+        looks_like_text((const unsigned char *)items, got)) {
         char shown[48];
         return fail(STATUS_BAD_INPUT, "%s looks like text ('%s'), not binary values: give "
                                       "--format text (or --format binary to take it as binary)",
