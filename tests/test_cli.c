@@ -775,6 +775,104 @@ Test(cli, sixteen_bit_floats_in_text)
     cli_run_free(&r);
 }
 
+/* A float type's value of `bits` (float16, bfloat16 or float32), exactly, as a double. */
+static double bits_value(dlscan_type type, uint32_t bits)
+{
+    if (type == DLSCAN_FLOAT16)
+        return half_to_float((uint16_t)bits);
+    if (type == DLSCAN_BFLOAT16)
+        return bfloat16_to_float((uint16_t)bits);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* Three texts of the midpoint m between the values of `bits` and `bits + 1` (a double,
+ * exactly), or of -m: a hair nearer 0, m in every digit, a hair farther, each of 126
+ * digits, all of which strtod reads as m; one a line, appended at `text`. Returns the length written. */
+static size_t midpoint_texts(dlscan_type type, uint32_t bits, int negative, char *text)
+{
+    const double m = (bits_value(type, bits) + bits_value(type, bits + 1)) / 2;
+    char exact[160], below[160], above[160];
+    snprintf(exact, sizeof exact, "%s%.125e", negative ? "-" : "", m); /* glibc: exact */
+    memcpy(below, exact, sizeof exact);
+    memcpy(above, exact, sizeof exact);
+    char *e = strchr(above, 'e');
+    e[-1] = '1'; /* the 125th digit after the point, past m's last one */
+    char *digit = strchr(below, 'e') - 1;
+    for (; *digit == '0' || *digit == '.'; --digit)
+        *digit = *digit == '.' ? '.' : '9';
+    --*digit;
+    return (size_t)sprintf(text, "%s\n%s\n%s\n", below, exact, above);
+}
+
+/* Issue 40: decimal text is rounded once, to the nearest 16-bit value (ties to even), not
+ * to a double first: texts a hair off each midpoint (which strtod reads as the midpoint)
+ * go to the near side, the midpoint's exact digits to the even one. Magnitudes rise (max
+ * scans of positive values, min scans of negative ones, leave them as they are); the output
+ * is float32, exact. float32 from text (strtof) is checked the same way. */
+Test(cli, text_rounds_once_to_sixteen_bit_floats)
+{
+    static const struct {
+        const char *name;
+        dlscan_type type;
+        uint32_t first, last, low, stride; /* every pattern below `low`, then every stride'th */
+    } cases[] = {
+        {"float16", DLSCAN_FLOAT16, 0, 0x7bfe, 0x400, 7},
+        {"bfloat16", DLSCAN_BFLOAT16, 0, 0x7f7e, 0x80, 7},
+        {"float32", DLSCAN_FLOAT32, 0, 0x7f7ffffe, 0x10, 0x7f7ffffe / 3000},
+    };
+    char *text = malloc(15000 * 3 * 140);
+    uint32_t *expected = malloc(15000 * 3 * sizeof *expected);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (int negative = 0; negative < 2; ++negative) {
+            size_t size = 0, n = 0;
+            for (uint32_t b = cases[c].first; b <= cases[c].last;
+                 b += b < cases[c].low ? 1 : cases[c].stride) {
+                size += midpoint_texts(cases[c].type, b, negative, text + size);
+                const uint32_t down = b, up = b + 1, even = b & 1 ? up : down;
+                const uint32_t in_order[3] = {down, even, up};
+                for (int k = 0; k < 3; ++k)
+                    expected[n++] = in_order[k];
+            }
+            write_file(in_work("in.txt"), text, size);
+            cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].name, "--out-type",
+                                "float32", "--op",
+                                negative ? "min" : "max", "--format", "text", in_work("in.txt"),
+                                "-");
+            expect_success(&r);
+            const char *line = r.out;
+            for (size_t i = 0; i < n; ++i) {
+                char *end;
+                const float got = strtof(line, &end);
+                const double want = (negative ? -1 : 1) * bits_value(cases[c].type, expected[i]);
+                cr_assert(end > line && (double)got == want,
+                          "%s: text %zu near midpoint %zu read as %.9g, not %.9g (the %s "
+                          "neighbour)",
+                          cases[c].name, i % 3, i / 3, (double)got, want,
+                          i % 3 == 1 ? "even" : "near");
+                line = end + 1;
+            }
+            cli_run_free(&r);
+        }
+    free(text);
+    free(expected);
+
+    /* The issue's two texts. */
+    const char issue[] = "1.000488281250000001\n65519.99999999999999\n";
+    write_file(in_work("in.txt"), issue, sizeof issue - 1);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "float16", "--out-type", "float32",
+                        "--op", "min", "--format", "text", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "1.0009766\n1.0009766\n");
+    cli_run_free(&r);
+    r = RUN_CLI("scan", "--backend", "cpu", "--type", "float16", "--op", "max", "--format",
+                "text", in_work("in.txt"), "-");
+    expect_success(&r);
+    cr_assert_str_eq(r.out, "1.001\n65504\n");
+    cli_run_free(&r);
+}
+
 /* A pair the library does not scan: exit status 1, the library's message, no output (an
  * existing OUT kept), also for an empty input. */
 Test(cli, pairs_the_library_refuses_write_nothing)

@@ -2,7 +2,8 @@
  * values.c: the element types and operators of the `dlscan` command and their numbers
  * (values.h): parsing, printing and converting values of each type, whole numbers for
  * options, and printable copies of bad tokens for messages. float16 and bfloat16 are
- * converted here, with the command's own code: it links only the public library.
+ * converted here, with the command's own code: it links only the public library; decimal
+ * text is rounded to them once, exact decimal digits deciding the ties.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "values.h"
@@ -59,9 +60,29 @@ static unsigned small_float_infinity(small_float f)
     return ((1u << (15 - f.fraction_bits)) - 1) << f.fraction_bits;
 }
 
-/* x rounded to the nearest pattern, ties to even; beyond the largest finite value,
- * infinity. A NaN keeps its sign and becomes the quiet NaN. */
-static uint16_t small_float_from_double(double x, small_float f)
+/* |x| (finite, not 0) in steps of its binade, and the binade's exponent: 2^exponent <= |x|
+ * < 2^(exponent+1); subnormals share the lowest normal binade's step, 2^(exponent -
+ * fraction_bits). x lies on a tie where the steps end in .5. */
+static double small_float_steps(double x, small_float f, int *exponent)
+{
+    int e;
+    frexp(x, &e);
+    *exponent = e - 1 < 1 - f.bias ? 1 - f.bias : e - 1;
+    return ldexp(fabs(x), f.fraction_bits - *exponent);
+}
+
+static int small_float_tie(double x, small_float f)
+{
+    int exponent;
+    const double steps = isfinite(x) && x != 0 ? small_float_steps(x, f, &exponent) : 0;
+    return steps - floor(steps) == 0.5;
+}
+
+/* x rounded to the nearest pattern; beyond the largest finite value, infinity. A tie goes
+ * by `above` where that is not 0: the sign of |the true value| - |x|, for an x that was
+ * itself rounded from a longer text; else (and where the true value is x) to even. A NaN
+ * keeps its sign and becomes the quiet NaN. */
+static uint16_t small_float_round(double x, small_float f, int above)
 {
     const unsigned sign = signbit(x) ? 0x8000u : 0, infinity = small_float_infinity(f);
     x = fabs(x);
@@ -69,17 +90,21 @@ static uint16_t small_float_from_double(double x, small_float f)
         return (uint16_t)(sign | infinity | 1u << (f.fraction_bits - 1));
     if (x == 0 || isinf(x))
         return (uint16_t)(sign | (x == 0 ? 0 : infinity));
-    /* The binade of x, 2^exponent <= x < 2^(exponent+1); subnormals share the lowest
-     * normal binade's step, 2^(exponent - fraction_bits). */
-    int e;
-    frexp(x, &e);
-    const int exponent = e - 1 < 1 - f.bias ? 1 - f.bias : e - 1;
     /* x in steps, rounded (nearbyint: ties to even in the default rounding mode). A normal x
      * has 2^fraction_bits steps or more: the leading step carries into the exponent field,
      * which starts at 1 (at 0 for subnormals), and so does a round up to the next binade. */
-    const double steps = nearbyint(ldexp(x, f.fraction_bits - exponent));
+    int exponent;
+    const double exact = small_float_steps(x, f, &exponent);
+    const double steps = !above || exact - floor(exact) != 0.5 ? nearbyint(exact)
+                         : above > 0                            ? ceil(exact)
+                                                                : floor(exact);
     const double bits = ldexp(exponent + f.bias - 1, f.fraction_bits) + steps;
     return (uint16_t)(sign | (bits >= infinity ? infinity : (unsigned)bits));
+}
+
+static uint16_t small_float_from_double(double x, small_float f)
+{
+    return small_float_round(x, f, 0);
 }
 
 /* The pattern's value, exactly. */
@@ -105,6 +130,102 @@ float float_from_16_bits(dlscan_type type, uint16_t bits)
 uint16_t float_to_16_bits(dlscan_type type, float x)
 {
     return small_float_from_double(x, small_float_of(type));
+}
+
+/* ---------------------------------------------------------------- exact decimals */
+
+/* Where strtod's double lies on a tie of a 16-bit type, the text may lie on either side of
+ * it, or on it: the decimal digits decide. A whole number in base 10^9 limbs, least
+ * significant first, and its decimal digits. */
+#define LIMBS 48 /* 432 digits: a double's mantissa times 5^1100 needs fewer */
+typedef struct big_decimal {
+    uint32_t limb[LIMBS];
+    int count;
+} big_decimal;
+
+static void big_multiply(big_decimal *n, uint32_t factor)
+{
+    uint64_t carry = 0;
+    for (int k = 0; k < n->count; ++k) {
+        carry += (uint64_t)n->limb[k] * factor;
+        n->limb[k] = (uint32_t)(carry % 1000000000u);
+        carry /= 1000000000u;
+    }
+    for (; carry && n->count < LIMBS; carry /= 1000000000u)
+        n->limb[n->count++] = (uint32_t)(carry % 1000000000u);
+}
+
+/* The decimal digits of x > 0, a double of at most 1100 places after the point, into
+ * `digits` (no leading zero, NUL-terminated); returns the power of ten of the point: x is
+ * 0.digits * 10^power. */
+static int double_digits(double x, char *digits, size_t size)
+{
+    int e;
+    uint64_t mantissa = (uint64_t)ldexp(frexp(x, &e), 53);
+    e -= 53; /* x = mantissa * 2^e */
+    for (; e < 0 && !(mantissa & 1); ++e)
+        mantissa >>= 1;
+    big_decimal n = {{(uint32_t)(mantissa % 1000000000u),
+                      (uint32_t)(mantissa / 1000000000u % 1000000000u),
+                      (uint32_t)(mantissa / 1000000000u / 1000000000u)},
+                     3};
+    /* mantissa * 2^e = mantissa * 5^-e / 10^-e */
+    for (int k = e; k < 0; k += 13)
+        big_multiply(&n, k + 13 <= 0 ? 1220703125u : (uint32_t)pow(5, -k)); /* 5^13 */
+    for (int k = 0; k < e; k += 29)
+        big_multiply(&n, e - k >= 29 ? 1u << 29 : 1u << (e - k));
+    while (n.count > 1 && n.limb[n.count - 1] == 0)
+        --n.count;
+    int length = snprintf(digits, size, "%" PRIu32, n.limb[n.count - 1]);
+    for (int k = n.count - 2; k >= 0 && length + 9 < (int)size; --k)
+        length += snprintf(digits + length, size - (size_t)length, "%09" PRIu32, n.limb[k]);
+    return length + (e < 0 ? e : 0);
+}
+
+/* The sign of |text| - x, -1, 0 or 1, for x > 0 that strtod read from `text` (decimal, NUL-
+ * terminated); 0 also for a text that is not a plain decimal number (hexadecimal). */
+static int compare_decimal(const char *text, double x)
+{
+    text += *text == '-' || *text == '+';
+    /* The text is 0.<its digits from the first nonzero one, points skipped> * 10^power. */
+    const char *t = text;
+    int point = 0;
+    long power = 0;
+    for (; *t == '0' || (*t == '.' && !point); ++t) {
+        power -= point && *t == '0';
+        point |= *t == '.';
+    }
+    const char *first = t;
+    for (; isdigit((unsigned char)*t) || (*t == '.' && !point); ++t) {
+        power += !point && *t != '.';
+        point |= *t == '.';
+    }
+    const char *end = t;
+    long exponent = 0;
+    if (*t == 'e' || *t == 'E') {
+        const int minus = t[1] == '-';
+        for (t += 1 + (t[1] == '-' || t[1] == '+'); isdigit((unsigned char)*t); ++t)
+            exponent = exponent < 1000000 ? 10 * exponent + (*t - '0') : exponent;
+        power += minus ? -exponent : exponent;
+    }
+    if (*t || first == end)
+        return 0;
+    char digits[LIMBS * 9 + 16];
+    const long x_power = double_digits(x, digits, sizeof digits);
+    if (power != x_power)
+        return power > x_power ? 1 : -1;
+    const char *d = digits;
+    for (t = first; t < end; ++t) {
+        if (*t == '.')
+            continue;
+        const char next = *d ? *d++ : '0';
+        if (*t != next)
+            return *t > next ? 1 : -1;
+    }
+    for (; *d; ++d)
+        if (*d != '0')
+            return -1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -248,7 +369,10 @@ static parse_result parse_token(dlscan_type type, const char *token, scan_value 
     case DLSCAN_FLOAT16:
     case DLSCAN_BFLOAT16: {
         const small_float f = small_float_of(type);
-        v->u16 = small_float_from_double(real, f);
+        /* strtod's double may lie on a tie that the text does not lie on: the text decides */
+        v->u16 = small_float_round(real, f,
+                                   small_float_tie(real, f) ? compare_decimal(start, fabs(real))
+                                                            : 0);
         out_of_range |= !isinf(real) && (v->u16 & 0x7fff) == small_float_infinity(f);
         break;
     }

@@ -56,9 +56,11 @@ typedef enum parse_result {
 /* Parses `length` bytes at `text` (any length; leading white space is skipped, trailing is
  * not a number) as one value of `type`: decimal integers, where unsigned types take no
  * negative number but -0, also written with a point or an exponent where the value is whole
- * (1e3, 2.50e1; not 1.5 or 1e-1: PARSE_NOT_WHOLE); floats as strtod reads them (also inf
- * and nan), float16 and bfloat16 then rounded to the nearest (ties to even). Float
- * underflow rounds to 0 or a subnormal; overflow is out of range. */
+ * (1e3, 2.50e1; not 1.5 or 1e-1: PARSE_NOT_WHOLE); floats as strtod and strtof read them
+ * (also inf and nan), float16 and bfloat16 rounded once to the nearest (ties to even) from
+ * the decimal text itself: where strtod's double lies on a tie, the exact digits decide
+ * (hexadecimal text goes through the double). Float underflow rounds to 0 or a subnormal;
+ * overflow is out of range. */
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
 
 /* Writes one value as text (and a newline) to `out`. Floats: the shortest text of 3 to 5
