@@ -747,9 +747,9 @@ Test(cli, sixteen_bit_floats_in_text)
     } cases[] = {
         {"float16", "sum", "2049\n2051\n6e-8\n-inf\n", "2048\n4100\n4100\n-inf\n"},
         {"float16", "max", "0.1\n-65504\n65504\n", "0.1\n0.1\n65504\n"},
-        {"float16", "min", "6e-8\n2e-8\n-65519\n", "5.96e-08\n0\n-65504\n"},
+        {"float16", "min", "6e-8\n2e-8\n-65519\n", "6e-08\n0\n-65504\n"},
         {"bfloat16", "sum", "257\n259\n", "256\n516\n"},
-        {"bfloat16", "max", "1e-40\n-3e38\n3e38\n", "9.2e-41\n9.2e-41\n3e+38\n"},
+        {"bfloat16", "max", "1e-40\n-3e38\n3e38\n", "9e-41\n9e-41\n3e+38\n"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         write_file(in_work("in.txt"), cases[c].in, strlen(cases[c].in));
@@ -775,16 +775,38 @@ Test(cli, sixteen_bit_floats_in_text)
     cli_run_free(&r);
 }
 
-/* A float type's value of `bits` (float16, bfloat16 or float32), exactly, as a double. */
-static double bits_value(dlscan_type type, uint32_t bits)
+/* A float type's value of `bits`, exactly, as a double. */
+static double bits_value(dlscan_type type, uint64_t bits)
 {
     if (type == DLSCAN_FLOAT16)
         return half_to_float((uint16_t)bits);
     if (type == DLSCAN_BFLOAT16)
         return bfloat16_to_float((uint16_t)bits);
+    if (type == DLSCAN_FLOAT64) {
+        double d;
+        memcpy(&d, &bits, 8);
+        return d;
+    }
+    const uint32_t low = (uint32_t)bits;
     float f;
-    memcpy(&f, &bits, 4);
+    memcpy(&f, &low, 4);
     return f;
+}
+
+/* The bits of a float type that `text` reads as, by this test's conversions: 16-bit types
+ * from strtof's float (short texts, which are never that near a tie). */
+static uint64_t text_bits(dlscan_type type, const char *text)
+{
+    const double d = strtod(text, NULL);
+    const float f = strtof(text, NULL);
+    uint64_t bits = 0;
+    if (type == DLSCAN_FLOAT64)
+        memcpy(&bits, &d, 8);
+    else if (type == DLSCAN_FLOAT32)
+        memcpy(&bits, &f, 4);
+    else
+        bits = type == DLSCAN_FLOAT16 ? half_from_float(f) : bfloat16_from_float(f);
+    return bits;
 }
 
 /* Three texts of the midpoint m between the values of `bits` and `bits + 1` (a double,
@@ -871,6 +893,91 @@ Test(cli, text_rounds_once_to_sixteen_bit_floats)
     expect_success(&r);
     cr_assert_str_eq(r.out, "1.001\n65504\n");
     cli_run_free(&r);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Issue 40: floats are written in the fewest digits that read back as the same value, also
+ * subnormals (float32 1e-45, float64 5e-324): the smallest and largest values, subnormals
+ * and random values of every float type, in rising order (a max scan leaves them), read
+ * from exact hexadecimal text. Each line reads back as its value, and one digit fewer
+ * (%.Ng, correctly rounded: the nearest text of fewer digits) does not, or is longer. */
+Test(cli, floats_are_written_in_the_fewest_digits)
+{
+    static const struct {
+        const char *name;
+        dlscan_type type;
+        uint64_t exponent_mask; /* random patterns below it are finite */
+        uint64_t specials[6];   /* smallest subnormals, largest subnormal, smallest normal, largest */
+    } cases[] = {
+        {"float16", DLSCAN_FLOAT16, 0x7c00, {1, 2, 3, 0x3ff, 0x400, 0x7bff}},
+        {"bfloat16", DLSCAN_BFLOAT16, 0x7f80, {1, 2, 3, 0x7f, 0x80, 0x7f7f}},
+        {"float32", DLSCAN_FLOAT32, 0x7f800000, {1, 2, 3, 0x7fffff, 0x800000, 0x7f7fffff}},
+        {"float64", DLSCAN_FLOAT64, 0x7ff0000000000000ull,
+         {1, 2, 3, 0xfffffffffffffull, 0x10000000000000ull, 0x7fefffffffffffffull}},
+    };
+    uint64_t rng = 40;
+    enum { RANDOM = 600, COUNT = 2 * (6 + RANDOM) };
+    double values[COUNT];
+    char *text = malloc(COUNT * 40);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const dlscan_type type = cases[c].type;
+        size_t n = 0;
+        for (int k = 0; k < 6 + RANDOM; ++k) {
+            uint64_t bits = k < 6 ? cases[c].specials[k] : next_random(&rng);
+            if (k >= 6) { /* random finite patterns, every 8th a subnormal */
+                const uint64_t mask = cases[c].exponent_mask, sign_bit = mask << 1 & ~mask;
+                bits &= sign_bit - 1;
+                if ((k & 7) == 0)
+                    bits &= ~mask;
+                else if ((bits & mask) == mask)
+                    bits ^= mask & (0 - mask);
+            }
+            if (bits == 0)
+                continue;
+            values[n++] = bits_value(type, bits);
+            values[n++] = -bits_value(type, bits);
+        }
+        qsort(values, n, sizeof *values, compare_doubles);
+        size_t size = 0;
+        for (size_t i = 0; i < n; ++i)
+            size += (size_t)sprintf(text + size, "%a\n", values[i]);
+        write_file(in_work("in.txt"), text, size);
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].name, "--op", "max",
+                            "--format", "text", in_work("in.txt"), "-");
+        expect_success(&r);
+        char *line = r.out;
+        for (size_t i = 0; i < n; ++i) {
+            char *end = strchr(line, '\n');
+            cr_assert(end, "%s: %zu lines, expected %zu", cases[c].name, i, n);
+            *end = '\0';
+            const uint64_t got = text_bits(type, line);
+            char exact[40];
+            snprintf(exact, sizeof exact, "%a", values[i]);
+            cr_assert_eq(got, text_bits(type, exact), "%s: '%s' does not read back as %s",
+                         cases[c].name, line, exact);
+            /* significant digits: from the first nonzero one to the last */
+            int digits = 0, zeros = 0;
+            for (const char *d = line; *d && *d != 'e'; ++d)
+                if (*d >= '1' && *d <= '9')
+                    digits += zeros + 1, zeros = 0;
+                else if (*d == '0' && digits > 0)
+                    ++zeros;
+            char fewer[400]; /* a shorter text of fewer digits (2050, not 2.05e+03) */
+            snprintf(fewer, sizeof fewer, "%.*g", digits - 1, values[i]);
+            cr_assert(digits == 1 || text_bits(type, fewer) != text_bits(type, exact) ||
+                          strlen(fewer) > strlen(line),
+                      "%s: '%s' is not the shortest: '%s' reads back as %s too", cases[c].name,
+                      line, fewer, exact);
+            line = end + 1;
+        }
+        cli_run_free(&r);
+    }
+    free(text);
 }
 
 /* A pair the library does not scan: exit status 1, the library's message, no output (an

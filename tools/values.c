@@ -400,34 +400,46 @@ parse_result parse_value(dlscan_type type, const char *text, size_t length, scan
 
 /* ---------------------------------------------------------------- printing */
 
-/* The shortest text of %.Ng, N from the type's fewest to its most digits (float16 3 .. 5,
- * bfloat16 2 .. 4, float32 6 .. 9, float64 15 .. 17), that reads back as the same bits (the
- * first of equal lengths: 0.1, not 0.100000001; 2050, not 2.05e+03); the most digits always
- * do but for NaN payloads. */
+/* Whether `text` reads back (parse_value) as the bits of v. */
+static int reads_back(dlscan_type type, const char *text, scan_value v)
+{
+    scan_value back;
+    memset(&back, 0, sizeof back);
+    return parse_value(type, text, strlen(text), &back) == PARSE_OK &&
+           memcmp(&back, &v, all_types[type].size) == 0;
+}
+
+/* The shortest text of %.Ng that reads back as the same bits: the fewest digits N (float16
+ * 1 .. 5, bfloat16 1 .. 4, float32 1 .. 9, float64 1 .. 17, the most always reading back
+ * but for NaN payloads), found by bisection, as N digits reading back means N+1 do; then
+ * the same value with the digits of its integer part, where that is shorter than the
+ * exponent form (2050, not 2.05e+03). Subnormals have fewer digits: 1e-45, 5e-324. */
 static void write_shortest_float(FILE *out, dlscan_type type, scan_value v)
 {
     const int half = type == DLSCAN_FLOAT16 || type == DLSCAN_BFLOAT16;
     const double x = half                    ? small_float_to_double(v.u16, small_float_of(type))
                      : type == DLSCAN_FLOAT32 ? (double)v.f32
                                               : v.f64;
-    const int fewest = type == DLSCAN_FLOAT16    ? 3
-                       : type == DLSCAN_BFLOAT16 ? 2
-                       : type == DLSCAN_FLOAT32  ? 6
-                                                 : 15;
-    const int most = fewest + (type == DLSCAN_FLOAT32 ? 3 : 2);
-    char best[40] = "", text[40];
-    for (int digits = fewest; digits <= most; ++digits) {
+    const int most = type == DLSCAN_FLOAT16    ? 5
+                     : type == DLSCAN_BFLOAT16 ? 4
+                     : type == DLSCAN_FLOAT32  ? 9
+                                               : 17;
+    char best[40], text[40];
+    int low = 1, high = most; /* high reads back, or is the most */
+    while (low < high) {
+        const int digits = (low + high) / 2;
         snprintf(text, sizeof text, "%.*g", digits, x);
-        scan_value back;
-        memset(&back, 0, sizeof back);
-        if (half)
-            back.u16 = small_float_from_double(strtod(text, NULL), small_float_of(type));
-        else if (type == DLSCAN_FLOAT32)
-            back.f32 = strtof(text, NULL);
+        if (reads_back(type, text, v))
+            high = digits;
         else
-            back.f64 = strtod(text, NULL);
-        const int reads_back = memcmp(&back, &v, all_types[type].size) == 0;
-        if ((reads_back || (digits == most && !*best)) && (!*best || strlen(text) < strlen(best)))
+            low = digits + 1;
+    }
+    snprintf(best, sizeof best, "%.*g", high, x);
+    const char *e = strchr(best, 'e');
+    const int power = e ? atoi(e + 1) : 0;
+    if (e && power >= high && power < most) { /* the integer part's digits, if shorter */
+        snprintf(text, sizeof text, "%.*g", power + 1, x);
+        if (strlen(text) < strlen(best))
             memcpy(best, text, sizeof text);
     }
     fprintf(out, "%s\n", best);

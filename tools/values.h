@@ -63,9 +63,10 @@ typedef enum parse_result {
  * overflow is out of range. */
 parse_result parse_value(dlscan_type type, const char *text, size_t length, scan_value *v);
 
-/* Writes one value as text (and a newline) to `out`. Floats: the shortest text of 3 to 5
- * significant digits for float16, 2 to 4 for bfloat16, 6 to 9 for float32, 15 to 17 for
- * float64, that reads back as the same bits. */
+/* Writes one value as text (and a newline) to `out`. Floats: the shortest text in %g's
+ * form that reads back (parse_value) as the same bits: the fewest significant digits, at
+ * most 5 for float16, 4 for bfloat16, 9 for float32, 17 for float64 (subnormals fewer:
+ * 1e-45), or an integer's digits where those are shorter (2050, not 2.05e+03). */
 void write_text_value(FILE *out, dlscan_type type, const void *p);
 
 /* float16 and bfloat16 (`type`) from and to float32: exactly, and rounded to the nearest,
