@@ -1088,6 +1088,39 @@ Test(cli, in_place_and_replacing_a_file_keeps_its_permissions)
     cli_run_free(&r);
 }
 
+/* Issue 40: a replaced OUT keeps its owner and group (where the system allows: as root
+ * here, or a group of this user's), besides its permissions; it is a new file, so a hard
+ * link to the old one keeps the old contents, as the manual says. */
+Test(cli, replacing_a_file_keeps_its_owner_and_group)
+{
+    const int32_t values[] = {1, 2}, sums[] = {1, 3};
+    write_file(in_work("in.bin"), values, sizeof values);
+    write_file(in_work("out.bin"), "old!", 4);
+    cr_assert(link(in_work("out.bin"), in_work("link.bin")) == 0);
+    gid_t groups[64];
+    const int group_count = getgroups(64, groups);
+    const uid_t owner = geteuid() == 0 ? 4321 : geteuid();
+    const gid_t group = geteuid() == 0 ? 8765 : group_count > 1 ? groups[1] : getegid();
+    cr_assert(chown(in_work("out.bin"), owner, group) == 0, "chown: %s", strerror(errno));
+    chmod(in_work("out.bin"), 0604);
+    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", in_work("in.bin"),
+                        in_work("out.bin"));
+    expect_success(&r);
+    cli_run_free(&r);
+    struct stat st;
+    cr_assert(stat(in_work("out.bin"), &st) == 0);
+    cr_assert(st.st_uid == owner && st.st_gid == group, "owner %d:%d, expected %d:%d",
+              (int)st.st_uid, (int)st.st_gid, (int)owner, (int)group);
+    cr_assert_eq(st.st_mode & 07777, 0604, "mode %o", (unsigned)(st.st_mode & 07777));
+    size_t size;
+    char *got = read_file(in_work("out.bin"), &size);
+    cr_assert(size == sizeof sums && memcmp(got, sums, size) == 0);
+    free(got);
+    got = read_file(in_work("link.bin"), &size);
+    cr_assert(size == 4 && memcmp(got, "old!", 4) == 0, "the hard link changed");
+    free(got);
+}
+
 Test(cli, text_accepts_blanks_signs_carriage_returns_and_float_forms)
 {
     const char input[] = "  +5\t\r\n-3\n1e1 \n0x1p2\n  7";

@@ -61,6 +61,9 @@ typedef struct output_file {
     int is_stdout;
     int direct; /* written straight: a pipe, terminal or device, a FIFO */
     mode_t mode;
+    int replaces;     /* the temporary file replaces a file: give it its owner and group */
+    uid_t owner;
+    gid_t group;
 } output_file;
 
 /* Opens the output `path` (NULL: standard output) after checking what can be checked before
@@ -79,8 +82,10 @@ int output_chunk_done(output_file *out);
 /* Appends the contents of the file `path` to the output. Returns an exit status. */
 int output_append_file(output_file *out, const char *path);
 
-/* Completes the output: renames the temporary file into place, or copies it to standard
- * output. */
+/* Completes the output: renames the temporary file into place, with the replaced file's
+ * permissions, and its owner and group where the system allows (a new file: its hard
+ * links keep the old contents; ACLs and extended attributes are not copied), or copies it
+ * to standard output. */
 int output_commit(output_file *out);
 
 /* Removes the temporary file; closes the output. */

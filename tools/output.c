@@ -4,7 +4,8 @@
  *
  * A regular file is never half-written: it is written to a temporary file in its directory
  * (a symbolic link's target's, as cp follows links) and renamed into place after the last
- * item; standard output that is a regular file gets the result from an unnamed temporary
+ * item, with the replaced file's permissions, owner and group (where the system allows:
+ * its hard links, ACLs and extended attributes are not kept); standard output that is a regular file gets the result from an unnamed temporary
  * file in $TMPDIR once it is complete. A pipe, a terminal, a FIFO or a device is written
  * straight, as the result is computed: it may hold part of a result that failed. Every
  * signal that ends the program removes the temporary files first: the handler runs with
@@ -208,7 +209,10 @@ int output_open(output_file *out, const char *path)
         if (!writable || !(st.st_mode & 0222))
             return fail(STATUS_BAD_INPUT, "cannot write %s: %s", path,
                         strerror(writable ? EACCES : errno));
-        out->mode = st.st_mode & 07777; /* keep the replaced file's permissions */
+        out->mode = st.st_mode & 07777; /* keep the replaced file's permissions, */
+        out->replaces = 1;              /* and its owner and group where allowed */
+        out->owner = st.st_uid;
+        out->group = st.st_gid;
     }
     const char *slash = strrchr(out->target, '/');
     const int dir_length = slash ? (int)(slash - out->target) + 1 : 0;
@@ -293,7 +297,14 @@ int output_commit(output_file *out)
         out->f = NULL;
         return closed == 0 ? STATUS_OK : write_failed(out, errno);
     }
-    if (fchmod(fileno(out->f), out->mode) != 0 || fsync(fileno(out->f)) != 0)
+    /* The owner first: changing it may clear the set-user-ID and set-group-ID bits. Who may
+     * not give a file away (EPERM) keeps it, and so does a file system without owners. */
+    const int fd = fileno(out->f);
+    if (out->replaces && fchown(fd, out->owner, out->group) != 0 &&
+        (errno != EPERM || fchown(fd, (uid_t)-1, out->group) != 0) && errno != EPERM &&
+        errno != EINVAL && errno != ENOTSUP)
+        return write_failed(out, errno);
+    if (fchmod(fd, out->mode) != 0 || fsync(fd) != 0)
         return write_failed(out, errno);
     const int closed = fclose(out->f);
     out->f = NULL;
