@@ -43,6 +43,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "chunks.h"
 #include "cli.h"
 #include "files.h"
 #include "segments.h"
@@ -196,93 +197,6 @@ static int first_seed(const scan_options *o, scan_value *value, const void **see
     return STATUS_OK;
 }
 
-/* A chunk's memory: host buffers for reading and writing files, and device buffers for a
- * GPU handle (a CPU handle scans the host buffers); the chunk's keys or offsets
- * (`segments`); and the carry, where the scan of each chunk leaves the running total of the
- * segment it ends in. */
-typedef struct chunk_memory {
-    int on_gpu;
-    int pinned;
-    void *host_in, *host_out, *host_segments;
-    void *device_in, *device_out, *device_segments;
-    void *carry;           /* device memory for a GPU handle, else &host_carry */
-    scan_value host_carry;
-} chunk_memory;
-
-enum { CHUNK_BUFFERS = 3 };
-
-/* The buffers of each kind, in one order: in, out, segments. */
-static void chunk_buffers(chunk_memory *m, void **host[CHUNK_BUFFERS], void **device[CHUNK_BUFFERS])
-{
-    host[0] = &m->host_in, host[1] = &m->host_out, host[2] = &m->host_segments;
-    device[0] = &m->device_in, device[1] = &m->device_out, device[2] = &m->device_segments;
-}
-
-static void chunk_memory_free(chunk_memory *m)
-{
-    void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
-    chunk_buffers(m, host, device);
-#ifdef DLSCAN_CLI_HAVE_CUDA
-    if (m->on_gpu) {
-        for (int k = 0; k < CHUNK_BUFFERS; ++k) {
-            cudaFree(*device[k]);
-            if (m->pinned)
-                cudaFreeHost(*host[k]), *host[k] = NULL;
-        }
-        cudaFree(m->carry);
-    }
-#endif
-    for (int k = 0; k < CHUNK_BUFFERS; ++k)
-        free(*host[k]);
-    memset(m, 0, sizeof *m);
-}
-
-/* Buffers for `items` items of `in_size` and of `out_size` bytes, `segments_bytes` of keys
- * or offsets (0: none), and the carry. */
-static int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size,
-                              size_t out_size, size_t segments_bytes)
-{
-    memset(m, 0, sizeof *m);
-    m->on_gpu = on_gpu;
-    m->carry = &m->host_carry;
-    void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
-    chunk_buffers(m, host, device);
-    const size_t bytes[CHUNK_BUFFERS] = {items * in_size, items * out_size, segments_bytes};
-    const size_t all = bytes[0] + bytes[1] + bytes[2];
-#ifdef DLSCAN_CLI_HAVE_CUDA
-    if (on_gpu) {
-        m->carry = NULL;
-        cudaError_t error = cudaMalloc(&m->carry, out_size);
-        for (int k = 0; k < CHUNK_BUFFERS && error == cudaSuccess; ++k)
-            if (bytes[k])
-                error = cudaMalloc(device[k], bytes[k]);
-        if (error != cudaSuccess) {
-            (void)cudaGetLastError();
-            chunk_memory_free(m);
-            return fail(STATUS_FAILED, "cudaMalloc of %zu bytes for a chunk failed: %s", all,
-                        cudaGetErrorString(error));
-        }
-        /* Pinned host memory copies faster; plain memory will do where it runs out. */
-        m->pinned = 1;
-        for (int k = 0; k < CHUNK_BUFFERS && m->pinned; ++k)
-            if (bytes[k] && cudaMallocHost(host[k], bytes[k]) != cudaSuccess)
-                m->pinned = 0;
-        if (!m->pinned) {
-            (void)cudaGetLastError();
-            for (int k = 0; k < CHUNK_BUFFERS; ++k)
-                cudaFreeHost(*host[k]), *host[k] = NULL;
-        }
-    }
-#endif
-    if (!m->pinned)
-        for (int k = 0; k < CHUNK_BUFFERS; ++k)
-            if (bytes[k] && !(*host[k] = malloc(bytes[k]))) {
-                chunk_memory_free(m);
-                return fail(STATUS_FAILED, "out of memory: %zu bytes of host memory", all);
-            }
-    return STATUS_OK;
-}
-
 /* The library's arguments for the chunk's items [from, to): a scan without segments from
  * the identity, which the caller adds to. */
 static dlscan_scan_args range_args(const chunk_memory *m, const scan_options *o, size_t from,
@@ -310,7 +224,7 @@ static int run_scan(dlscan_handle_t h, const dlscan_scan_args *a)
 /* host_out[c->begin .. c->end - 1] = the scan of the same items of host_in, in the three
  * calls of segments.h; the carry = the running total of the segment the chunk ends in.
  * Segments start from *seed (NULL: the identity). The chunk's keys or offsets are in
- * host_segments. */
+ * host_extra. */
 static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const scan_options *o,
                       const chunk_segments *c, const void *seed)
 {
@@ -318,26 +232,18 @@ static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const sc
     const size_t segments_bytes = o->segments == SEGMENTS_KEYS ? count * o->key_type->size
                                   : segmented ? (c->num_segments + 1) * sizeof(size_t)
                                               : 0;
-#ifdef DLSCAN_CLI_HAVE_CUDA
-    if (m->on_gpu) {
-        /* The scans and the copies run on the legacy default stream, in order. */
-        cudaError_t error = cudaMemcpy(m->device_in, m->host_in, count * o->type->size,
-                                       cudaMemcpyHostToDevice);
-        if (error == cudaSuccess && segments_bytes)
-            error = cudaMemcpy(m->device_segments, m->host_segments, segments_bytes,
-                               cudaMemcpyHostToDevice);
-        if (error != cudaSuccess)
-            return fail(STATUS_FAILED, "cudaMemcpy to the GPU failed: %s", cudaGetErrorString(error));
-    }
-#else
-    (void)segments_bytes;
-#endif
-    const char *segments = m->on_gpu ? m->device_segments : m->host_segments;
+    /* The scans and the copies run on the legacy default stream, in order. */
+    int status = chunk_copy(m, CHUNK_IN, 1, count * o->type->size);
+    if (status == STATUS_OK)
+        status = chunk_copy(m, CHUNK_EXTRA, 1, segments_bytes);
+    if (status != STATUS_OK)
+        return status;
+    const char *segments = m->on_gpu ? m->device_extra : m->host_extra;
 
     /* The end of the segment that the chunk before ended in. */
     dlscan_scan_args a = range_args(m, o, c->begin, c->first_head);
     a.d_init = a.d_total = m->carry;
-    int status = run_scan(h, &a);
+    status = run_scan(h, &a);
     /* Whole segments. */
     if (status == STATUS_OK && segmented) {
         a = range_args(m, o, c->first_head, c->last_head);
@@ -358,18 +264,8 @@ static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const sc
         a.d_total = m->carry;
         status = run_scan(h, &a);
     }
-    if (status != STATUS_OK)
-        return status;
-#ifdef DLSCAN_CLI_HAVE_CUDA
-    if (m->on_gpu) {
-        const cudaError_t error = cudaMemcpy(m->host_out, m->device_out,
-                                             count * o->scan_type->size, cudaMemcpyDeviceToHost);
-        if (error != cudaSuccess)
-            return fail(STATUS_FAILED, "the scan or the copy back failed: %s",
-                        cudaGetErrorString(error));
-    }
-#endif
-    return STATUS_OK;
+    return status == STATUS_OK ? chunk_copy(m, CHUNK_OUT, 0, count * o->scan_type->size)
+                               : status;
 }
 
 /* Items [from, to) of a chunk, in no segment: the input, converted to the output type. */
@@ -486,7 +382,7 @@ int cmd_scan(int argc, char **argv)
             break;
         total += n;
         chunk_segments c;
-        if ((status = segments_next_chunk(&segments, n, memory.host_segments, &c)) != STATUS_OK ||
+        if ((status = segments_next_chunk(&segments, n, memory.host_extra, &c)) != STATUS_OK ||
             (status = scan_chunk(h, &memory, n, &o, &c, seed)) != STATUS_OK)
             break;
         char *result = memory.host_out;
