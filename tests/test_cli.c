@@ -1715,6 +1715,183 @@ Test(cli, segment_errors_write_nothing)
 }
 
 /* The help names the segmented options. */
+/* ---------------------------------------------------------------- compaction commands */
+
+/* a < b for values of `type`, as C compares them. */
+static int value_less(dlscan_type type, value a, value b)
+{
+    if (is_float(type))
+        return float_value(a, type) < float_value(b, type);
+    if (is_signed(type))
+        return (int64_t)integer_value(a, type) < (int64_t)integer_value(b, type);
+    return integer_value(a, type) < integer_value(b, type);
+}
+
+/* Issue 40: select (--flags, --if), unique and run-length-encode, for every 32- and 64-bit
+ * type (those the library compacts; the others are refused), against
+ * sequential references, in chunks of 1, 7 and 1000 items and the default (runs and their
+ * carry cross chunk edges), binary and text. Values come in runs of 1-6 from a pool of
+ * four, so runs are many and long ones cross chunks. */
+ParameterizedTestParameters(cli, compaction_commands_match_a_reference)
+{
+    static int type_indices[] = {0, 1, 2, 3, 4, 5}; /* the types compaction takes */
+    return cr_make_param_array(int, type_indices, 6);
+}
+
+ParameterizedTest(int *type_index, cli, compaction_commands_match_a_reference)
+{
+    const type_case *t = &every_type[*type_index];
+    enum { N = 1000 };
+    static value in[N], kept[N], uniques[N], runs[N], pool[4];
+    static uint64_t lengths[N];
+    static unsigned char flags[N];
+    uint64_t rng = 4000 + (uint64_t)*type_index;
+    for (int k = 0; k < 4; ++k)
+        pool[k] = random_value(t->type, &rng);
+    for (size_t i = 0; i < N;) {
+        const value v = pool[next_random(&rng) % 4];
+        for (size_t run = 1 + next_random(&rng) % 6; run > 0 && i < N; --run)
+            in[i++] = v;
+    }
+    const value bound = pool[0];
+    size_t n_kept = 0, n_flagged = 0, n_unique = 0, n_runs = 0;
+    value flagged[N];
+    for (size_t i = 0; i < N; ++i) {
+        flags[i] = (unsigned char)(next_random(&rng) % 3 == 0 ? 0 : 1 + i % 200);
+        if (flags[i])
+            flagged[n_flagged++] = in[i];
+        if (!value_less(t->type, in[i], bound)) /* ge bound */
+            kept[n_kept++] = in[i];
+        if (i == 0 || memcmp(&in[i], &in[i - 1], t->size) != 0) {
+            uniques[n_unique++] = in[i];
+            runs[n_runs] = in[i];
+            lengths[n_runs++] = 0;
+        }
+        ++lengths[n_runs - 1];
+    }
+    value lengths_as_values[N];
+    for (size_t k = 0; k < n_runs; ++k)
+        lengths_as_values[k].u64 = lengths[k];
+    char bound_text[32];
+    format_value(t, bound, bound_text, sizeof bound_text);
+    char test[48];
+    snprintf(test, sizeof test, "ge %s", bound_text);
+
+    static const char *const chunks[] = {"1", "7", "1000", NULL};
+    for (int text = 0; text < 2; ++text) {
+        size_t in_size, flags_size;
+        char *in_data = text ? to_text(t, in, N, &in_size) : to_binary(t, in, N);
+        value flag_values[N];
+        for (size_t i = 0; i < N; ++i)
+            flag_values[i].u8 = flags[i];
+        char *flag_data = text ? to_text(TYPE(UINT8), flag_values, N, &flags_size)
+                               : to_binary(TYPE(UINT8), flag_values, N);
+        write_file(in_work("in"), in_data, text ? in_size : N * t->size);
+        write_file(in_work("flags"), flag_data, text ? flags_size : N);
+        for (int c = 0; c < 4; ++c) {
+            const char *format = text ? "text" : "binary";
+            const char *chunk_option = chunks[c] ? "--chunk-items" : "--threads";
+            const char *chunk_value = chunks[c] ? chunks[c] : "0";
+            char what[96];
+            snprintf(what, sizeof what, "%s, %s, chunks of %s", t->name, format,
+                     chunks[c] ? chunks[c] : "the default");
+
+            cli_run r = RUN_CLI("select", "--backend", "cpu", "--type", t->name, "--format",
+                                format, chunk_option, chunk_value, "--if", test, in_work("in"),
+                                "-");
+            expect_success(&r);
+            expect_values(t, text, r.out, r.out_size, kept, n_kept, what);
+            cli_run_free(&r);
+
+            r = RUN_CLI("select", "--backend", "cpu", "--type", t->name, "--format", format,
+                        chunk_option, chunk_value, "--flags", in_work("flags"), in_work("in"),
+                        "-");
+            expect_success(&r);
+            expect_values(t, text, r.out, r.out_size, flagged, n_flagged, what);
+            cli_run_free(&r);
+
+            r = RUN_CLI("unique", "--backend", "cpu", "--type", t->name, "--format", format,
+                        chunk_option, chunk_value, in_work("in"), "-");
+            expect_success(&r);
+            expect_values(t, text, r.out, r.out_size, uniques, n_unique, what);
+            cli_run_free(&r);
+
+            r = RUN_CLI("run-length-encode", "--backend", "cpu", "--type", t->name, "--format",
+                        format, chunk_option, chunk_value, "--lengths", in_work("lengths"),
+                        in_work("in"), "-");
+            expect_success(&r);
+            expect_values(t, text, r.out, r.out_size, runs, n_runs, what);
+            size_t size = 0;
+            char *got = read_file(in_work("lengths"), &size);
+            expect_values(TYPE(UINT64), text, got, size, lengths_as_values, n_runs, what);
+            free(got);
+            cli_run_free(&r);
+        }
+        free(in_data);
+        free(flag_data);
+    }
+}
+
+/* The compaction commands' errors: the exit status, one line, and no output. */
+Test(cli, compaction_errors_write_nothing)
+{
+    const int32_t values[] = {5, 5, 6};
+    write_file(in_work("in.bin"), values, sizeof values);
+    write_file(in_work("two-flags"), "\1\0", 2);
+    write_file(in_work("four-flags"), "\1\0\1\1", 4);
+    char in[512], out[512], few[512], many[512]; /* in_work's buffers rotate */
+    snprintf(in, sizeof in, "%s", in_work("in.bin"));
+    snprintf(out, sizeof out, "%s", in_work("out.bin"));
+    snprintf(few, sizeof few, "%s", in_work("two-flags"));
+    snprintf(many, sizeof many, "%s", in_work("four-flags"));
+    static const struct {
+        const char *args[12];
+        const char *message;
+    } cases[] = {
+        {{"select", "--type", "int32", "IN", "OUT"}, "give one of --flags FLAGFILE and --if"},
+        {{"select", "--type", "int32", "--if", "ge 1", "--flags", "FEW", "IN", "OUT"},
+         "give one of"},
+        {{"select", "--type", "int32", "--if", "about 3", "IN", "OUT"}, "--if takes"},
+        {{"select", "--type", "int32", "--if", "ge", "IN", "OUT"}, "--if takes"},
+        {{"select", "--type", "int32", "--if", "nonzero 3", "IN", "OUT"}, "--if takes"},
+        {{"select", "--type", "int32", "--if", "ge x", "IN", "OUT"},
+         "--if: 'x' is not a number of type int32"},
+        {{"select", "--type", "int8", "--if", "< 300", "IN", "OUT"},
+         "--if: 300 is out of range for int8"},
+        {{"select", "--type", "int32", "--flags", "FEW", "IN", "OUT"}, "fewer flags than"},
+        {{"select", "--type", "int32", "--flags", "MANY", "IN", "OUT"}, "more flags than"},
+        {{"select", "--type", "int32", "--flags", "-", "-", "OUT"}, "cannot both be standard input"},
+        {{"unique", "IN", "OUT"}, "unique: missing --type"},
+        {{"unique", "--type", "int32", "--frob", "IN", "OUT"}, "unique: unknown option '--frob'"},
+        {{"unique", "--type", "int32", "--chunk-items", "0", "IN", "OUT"}, "--chunk-items takes"},
+        {{"unique", "--type", "int32", "IN", "OUT", "third"}, "unexpected argument 'third'"},
+        {{"run-length-encode", "--type", "int32", "IN", "OUT"}, "missing --lengths LENFILE"},
+        {{"unique", "--type", "int16", "IN", "OUT"}, "32- and 64-bit types"},
+        {{"select", "--type", "uint8", "--if", "nonzero", "IN", "OUT"}, "32- and 64-bit types"},
+        {{"run-length-encode", "--type", "int32", "--lengths", "-", "IN"},
+         "cannot both be standard output"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const char *args[16];
+        int k = 0;
+        for (int a = 0; cases[c].args[a]; ++a) {
+            const char *arg = cases[c].args[a];
+            args[k++] = strcmp(arg, "IN") == 0     ? in
+                        : strcmp(arg, "OUT") == 0  ? out
+                        : strcmp(arg, "FEW") == 0  ? few
+                        : strcmp(arg, "MANY") == 0 ? many
+                                                   : arg;
+            if (a == 0)
+                args[k++] = "--backend", args[k++] = "cpu";
+        }
+        args[k] = NULL;
+        cli_run r = run_cli_with_input(NULL, 0, args);
+        expect_error(&r, 1, cases[c].message);
+        cr_assert(!file_exists(out), "case %zu (%s) wrote the output", c, cases[c].message);
+        cli_run_free(&r);
+    }
+}
+
 Test(cli, help_tells_of_keys_and_offsets)
 {
     cli_run r = RUN_CLI("scan", "--help");
@@ -2008,25 +2185,24 @@ Test(cli, in_and_out_default_to_standard_input_and_output)
  * written with a point or an exponent where they are whole (as jq and awk take them). */
 Test(cli, text_takes_any_white_space_and_whole_exponents)
 {
-    const char input[] = "1 2\t3\n\n  4\r\n\n5e0 6.0 7e1\n-0.0 2.5e1\n";
-    write_file(in_work("in.txt"), input, sizeof input - 1);
-    cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--format", "text",
-                        "--chunk-items", "2", in_work("in.txt"), "-");
-    expect_success(&r);
-    cr_assert_str_eq(r.out, "1\n3\n6\n10\n15\n21\n91\n91\n116\n");
-    cli_run_free(&r);
-    r = RUN_CLI("scan", "--backend", "cpu", "--type", "int64", "--op", "max", "--format", "text",
-                "--init", "-9.223372036854775808e18", in_work("in.txt"), "-");
-    expect_success(&r);
-    cr_assert_str_eq(r.out, "1\n2\n3\n4\n5\n6\n70\n70\n70\n");
-    cli_run_free(&r);
-    const char extremes[] = "1.8446744073709551615e19 0.00e99 255e0\n";
-    write_file(in_work("in.txt"), extremes, sizeof extremes - 1);
-    r = RUN_CLI("scan", "--backend", "cpu", "--type", "uint64", "--op", "max", "--format", "text",
-                in_work("in.txt"), "-");
-    expect_success(&r);
-    cr_assert_str_eq(r.out, "18446744073709551615\n18446744073709551615\n18446744073709551615\n");
-    cli_run_free(&r);
+    static const char words[] = "1 2\t3\n\n  4\r\n\n5e0 6.0 7e1\n-0.0 2.5e1\n";
+    static const struct {
+        const char *type, *op, *init, *in, *out;
+    } cases[] = {
+        {"int32", "sum", "0", words, "1\n3\n6\n10\n15\n21\n91\n91\n116\n"},
+        {"int64", "max", "-9.223372036854775808e18", words, "1\n2\n3\n4\n5\n6\n70\n70\n70\n"},
+        {"uint64", "max", "0e5", "1.8446744073709551615e19 0.00e99 255e0\n",
+         "18446744073709551615\n18446744073709551615\n18446744073709551615\n"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        write_file(in_work("in.txt"), cases[c].in, strlen(cases[c].in));
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", cases[c].type, "--op",
+                            cases[c].op, "--init", cases[c].init, "--format", "text",
+                            "--chunk-items", "2", in_work("in.txt"), "-");
+        expect_success(&r);
+        cr_assert_str_eq(r.out, cases[c].out, "case %zu", c);
+        cli_run_free(&r);
+    }
 }
 
 /* Issue 40: text is never taken silently for binary: `seq 4 | dlscan scan --type int32`

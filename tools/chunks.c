@@ -85,15 +85,23 @@ int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size
     return STATUS_OK;
 }
 
+void *chunk_working(const chunk_memory *m, int buffer)
+{
+    void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
+    chunk_buffers((chunk_memory *)m, host, device);
+    return m->on_gpu ? *device[buffer] : *host[buffer];
+}
+
 int chunk_copy(chunk_memory *m, int buffer, int to_device, size_t bytes)
 {
 #ifdef DLSCAN_CLI_HAVE_CUDA
     if (m->on_gpu && bytes) {
         void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
         chunk_buffers(m, host, device);
+        void *host_buffer = *host[buffer], *device_buffer = *device[buffer];
         const cudaError_t error =
-            to_device ? cudaMemcpy(*device[buffer], *host[buffer], bytes, cudaMemcpyHostToDevice)
-                      : cudaMemcpy(*host[buffer], *device[buffer], bytes, cudaMemcpyDeviceToHost);
+            to_device ? cudaMemcpy(device_buffer, host_buffer, bytes, cudaMemcpyHostToDevice)
+                      : cudaMemcpy(host_buffer, device_buffer, bytes, cudaMemcpyDeviceToHost);
         if (error != cudaSuccess)
             return fail(STATUS_FAILED, "cudaMemcpy %s the GPU failed: %s",
                         to_device ? "to" : "from", cudaGetErrorString(error));

@@ -30,6 +30,10 @@ int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size
                        size_t out_size, size_t extra_bytes);
 void chunk_memory_free(chunk_memory *m);
 
+/* The buffer CHUNK_IN, _OUT or _EXTRA that the library works on: the device's for a GPU
+ * handle, else the host's. */
+void *chunk_working(const chunk_memory *m, int buffer);
+
 /* Copies the first `bytes` of buffer CHUNK_IN, _OUT or _EXTRA to the device or back; for a
  * CPU handle, nothing. */
 int chunk_copy(chunk_memory *m, int buffer, int to_device, size_t bytes);

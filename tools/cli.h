@@ -1,6 +1,6 @@
 /*
  * cli.h: what the files of the `dlscan` command share. main.c dispatches to the commands
- * (info.c, scan.c, bench.c) and holds the manual and the error convention; manpage.c turns
+ * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c) and holds the manual and the error convention; manpage.c turns
  * the manual into the man page; backend.c picks the backend, helpers.c finds and runs
  * helper programs, progress.c draws the progress bar. values.h has the element types and
  * their numbers, files.h the input and output files (files.c, output.c), segments.h the
@@ -34,6 +34,20 @@ int fail(int status, const char *format, ...)
 #endif
     ;
 
+/* What the commands that read and write files take alike: IN and OUT (arguments that are
+ * not options, or anything after "--"), "--", -q/--quiet and -h/--help. */
+typedef struct common_arguments {
+    const char *in_path, *out_path; /* in the order given; NULL: not given */
+    int positional_only;            /* after "--" */
+    int quiet;
+} common_arguments;
+
+/* Takes `a` into *common where it is one of them (*taken: 1), else leaves it (*taken: 0).
+ * Returns STATUS_OK, -1 after printing the manual of `command` for --help, or an exit
+ * status after printing why (a third IN or OUT). */
+int take_common_argument(const char *command, const char *a, common_arguments *common,
+                         int *taken);
+
 /* The manual, on stdout: the whole of it (command NULL), or one command's part. */
 void print_usage(const char *command);
 void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
@@ -42,7 +56,7 @@ void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
  * the lines on help and the version, then the exit statuses. One line of usage for each
  * command ("dlscan scan --type T ..."); the last entries are NULL. */
 typedef struct manual_part {
-    const char *command; /* "info", "scan", "bench"; NULL for the parts of every command */
+    const char *command; /* "info", "scan", ...; NULL for the parts of every command */
     const char *usage;   /* NULL for those */
     const char *text;
 } manual_part;
@@ -54,6 +68,9 @@ void print_man_page(void);
 
 int cmd_info(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_unique(int argc, char **argv);
+int cmd_run_length_encode(int argc, char **argv);
 int cmd_bench(int argc, char **argv, const char *argv0);
 
 /* ---- backend.c: --backend and the handle ---- */

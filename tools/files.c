@@ -81,8 +81,8 @@ static int looks_like_text(const unsigned char *bytes, size_t size)
     return digit && newline;
 }
 
-int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
-                      size_t *n)
+static int read_binary_chunk(input_file *in, const type_info *type, void *items,
+                             size_t max_items, size_t *n)
 {
     const size_t got = fread(items, 1, max_items * type->size, in->f);
     if (ferror(in->f))
@@ -139,8 +139,8 @@ static long read_word(input_file *in, char word[MAX_WORD + 1])
     return length > MAX_WORD ? -2 : length;
 }
 
-int read_text_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
-                    size_t *n)
+static int read_text_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
+                           size_t *n)
 {
     char word[MAX_WORD + 1], shown[48];
     size_t count = 0;
@@ -166,4 +166,11 @@ int read_text_chunk(input_file *in, const type_info *type, void *items, size_t m
         return fail(STATUS_BAD_INPUT, "cannot read %s: %s", in->name, strerror(errno));
     *n = count;
     return STATUS_OK;
+}
+
+int read_chunk(input_file *in, const type_info *type, int text, void *items, size_t max_items,
+               size_t *n)
+{
+    return text ? read_text_chunk(in, type, items, max_items, n)
+                : read_binary_chunk(in, type, items, max_items, n);
 }

@@ -34,21 +34,17 @@ void input_close(input_file *in);
 /* The message for a binary input of `bytes` that is not a whole number of items. */
 int input_truncated(const input_file *in, unsigned long long bytes, const type_info *type);
 
-/* Reads up to `max_items` raw items; *n is how many. With in->refuse_text, a first chunk
- * that starts as numbers in text do (digits, signs, points, e, white space and a newline,
- * nothing else, in its first 64 bytes) is refused: --format binary takes it. */
-int read_binary_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
-                      size_t *n);
-
 /* The message for a value that parse_value refused (`result`, not PARSE_OK): `where` ("IN:
  * line 3: "), then why, with `length` bytes of `text`. Returns STATUS_BAD_INPUT. */
 int bad_value(parse_result result, const char *where, const char *text, size_t length,
               const type_info *type);
 
-/* Reads up to `max_items` numbers of text, separated by any white space (blank lines too);
- * *n is how many. */
-int read_text_chunk(input_file *in, const type_info *type, void *items, size_t max_items,
-                    size_t *n);
+/* Reads up to `max_items` items; *n is how many (0 at the end). Binary (text 0): raw items;
+ * with in->refuse_text, a first chunk that starts as numbers in text do (digits, signs,
+ * points, e, white space and a newline, nothing else, in its first 64 bytes) is refused:
+ * --format binary takes it. Text: numbers separated by any white space (blank lines too). */
+int read_chunk(input_file *in, const type_info *type, int text, void *items, size_t max_items,
+               size_t *n);
 
 /* ---- The output ---- */
 
@@ -75,6 +71,11 @@ int output_open(output_file *out, const char *path);
 
 /* For binary output: refuses a terminal (as zstd does), closing the output; status 1. */
 int output_refuse_terminal(output_file *out);
+
+/* Writes n items of `type`: raw, or as text one a line. A failed write shows at
+ * output_chunk_done. */
+void output_values(output_file *out, const type_info *type, int text, const void *items,
+                   size_t n);
 
 /* Ends a chunk: what is written straight goes out now. Returns an exit status. */
 int output_chunk_done(output_file *out);

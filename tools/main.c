@@ -1,6 +1,7 @@
 /*
  * main.c: the `dlscan` command: what this machine's dlscan can do (info.c), prefix scans
- * of files (scan.c) and the throughput sweep (bench.c). This file dispatches to them and
+ * of files (scan.c), stream compaction of files (select.c, unique.c, run_length.c) and the
+ * throughput sweep (bench.c). This file dispatches to them and
  * holds what they all use: the usage text below, which is the command's manual (and, by
  * manpage.c, its man page), the version line and the one-line error messages. What the
  * files share: cli.h.
@@ -14,6 +15,8 @@
 
 #include "cli.h"
 #include "files.h"
+
+#define COMMANDS "info, scan, select, unique, run-length-encode and bench"
 
 const manual_part manual[] = {
     {"info", "dlscan info",
@@ -85,6 +88,35 @@ const manual_part manual[] = {
      "      not replaced. IN or OUT on standard input or output that is closed is refused\n"
      "      (no file of dlscan takes descriptors 0-2). A progress bar shows on a terminal\n"
      "      when the input takes more than a second.\n"},
+    {"select", "dlscan select --type T (--flags FLAGFILE | --if TEST) [options] [IN [OUT]]",
+     "  dlscan select --type T (--flags FLAGFILE | --if TEST) [--format binary|text]\n"
+     "                [--backend auto|gpu|cpu] [--threads N] [--chunk-items N] [-q]\n"
+     "                [IN [OUT]]\n"
+     "      The values of IN that are kept, in their order, written to OUT. IN, OUT, --type,\n"
+     "      --format, --backend, --threads, --chunk-items and -q are as for scan; so are\n"
+     "      those of unique and run-length-encode.\n"
+     "      --flags FLAGFILE  one flag per value (uint8, in --format): a value is kept where\n"
+     "                 its flag is not 0\n"
+     "      --if TEST  a value is kept where the test holds: 'lt V', 'le V', 'gt V', 'ge V',\n"
+     "                 'eq V', 'ne V' (or <, <=, >, >=, ==, !=; V a value of --type, as C\n"
+     "                 compares: a NaN passes only ne) or 'nonzero'\n"},
+    {"unique", "dlscan unique --type T [options] [IN [OUT]]",
+     "  dlscan unique --type T [--format binary|text] [--backend auto|gpu|cpu] [--threads N]\n"
+     "                [--chunk-items N] [-q] [IN [OUT]]\n"
+     "      The first value of each run of equal values of IN (compared bit for bit: float\n"
+     "      -0 and 0 differ, a NaN equals the same NaN), written to OUT; of sorted values,\n"
+     "      the distinct ones. A run may cross chunks: the output is the same for any\n"
+     "      --chunk-items.\n"},
+    {"run-length-encode",
+     "dlscan run-length-encode --type T --lengths LENFILE [options] [IN [OUT]]",
+     "  dlscan run-length-encode --type T --lengths LENFILE [--format binary|text]\n"
+     "                [--backend auto|gpu|cpu] [--threads N] [--chunk-items N] [-q]\n"
+     "                [IN [OUT]]\n"
+     "      The runs of equal values of IN (compared bit for bit, as unique compares them):\n"
+     "      each run's value written to OUT, and its length to LENFILE. A run may cross\n"
+     "      chunks: the output is the same for any --chunk-items.\n"
+     "      --lengths LENFILE  the runs' lengths, uint64 in --format, written as OUT is ('-':\n"
+     "                 standard output, where OUT is a file)\n"},
     {"bench",
      "dlscan bench [--quick] [--types LIST] [--op OP] [--csv FILE] [--plot FILE] [options]",
      "  dlscan bench [--quick] [--types LIST] [--op OP] [--exclusive] [--min-log N]\n"
@@ -111,7 +143,8 @@ const manual_part manual[] = {
      "type, whole numbers' types given 1.5, a KEYFILE with fewer or more keys than IN has\n"
      "values, offsets that fall or pass the number of values, binary output to a terminal,\n"
      "an IN that looks like text without --format, a closed standard input or output as IN\n"
-     "or OUT); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
+     "or OUT, a type that compaction does not take, a FLAGFILE with fewer or more flags than\n"
+     "IN has values); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
      "memory, a failed write, a missing helper program).\n"},
     {NULL, NULL, NULL},
 };
@@ -125,6 +158,29 @@ int fail(int status, const char *format, ...)
     fputc('\n', stderr);
     va_end(args);
     return status;
+}
+
+int take_common_argument(const char *command, const char *a, common_arguments *common,
+                         int *taken)
+{
+    *taken = 1;
+    if (common->positional_only || a[0] != '-' || strcmp(a, "-") == 0) {
+        if (common->in_path && common->out_path)
+            return fail(STATUS_BAD_INPUT, "%s: unexpected argument '%s' (IN and OUT are "
+                                          "already %s and %s)",
+                        command, a, common->in_path, common->out_path);
+        *(common->in_path ? &common->out_path : &common->in_path) = a;
+    } else if (strcmp(a, "--") == 0) {
+        common->positional_only = 1;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+        common->quiet = 1;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        print_usage(command);
+        return -1;
+    } else {
+        *taken = 0;
+    }
+    return STATUS_OK;
 }
 
 void print_usage(const char *command)
@@ -158,8 +214,7 @@ static int help(const char *command)
     while (command && part->command && strcmp(part->command, command) != 0)
         ++part;
     if (command && !part->command)
-        return fail(STATUS_BAD_INPUT, "help: unknown command '%s'; the commands are info, scan "
-                                      "and bench",
+        return fail(STATUS_BAD_INPUT, "help: unknown command '%s'; the commands are " COMMANDS,
                     command);
     print_usage(command);
     return STATUS_OK;
@@ -191,12 +246,18 @@ int main(int argc, char **argv)
     int status;
     const char *command = count > 1 ? args[1] : NULL;
     if (!command) {
-        status = fail(STATUS_BAD_INPUT, "missing command; the commands are info, scan and bench "
-                                        "(see 'dlscan --help')");
+        status = fail(STATUS_BAD_INPUT, "missing command; the commands are " COMMANDS
+                                        " (see 'dlscan --help')");
     } else if (strcmp(command, "scan") == 0) {
         status = cmd_scan(count - 2, args + 2);
     } else if (strcmp(command, "info") == 0) {
         status = cmd_info(count - 2, args + 2);
+    } else if (strcmp(command, "select") == 0) {
+        status = cmd_select(count - 2, args + 2);
+    } else if (strcmp(command, "unique") == 0) {
+        status = cmd_unique(count - 2, args + 2);
+    } else if (strcmp(command, "run-length-encode") == 0) {
+        status = cmd_run_length_encode(count - 2, args + 2);
     } else if (strcmp(command, "bench") == 0) {
         status = cmd_bench(count - 2, args + 2, args[0]);
     } else if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 ||
@@ -209,7 +270,7 @@ int main(int argc, char **argv)
         print_man_page();
         status = STATUS_OK;
     } else {
-        status = fail(STATUS_BAD_INPUT, "%s '%s'; the commands are info, scan and bench (see "
+        status = fail(STATUS_BAD_INPUT, "%s '%s'; the commands are " COMMANDS " (see "
                                         "'dlscan --help')",
                       command[0] == '-' ? "unknown option" : "unknown command", command);
     }

@@ -263,6 +263,17 @@ static int write_failed(output_file *out, int error)
     return fail(STATUS_FAILED, "writing %s failed: %s", out->name, strerror(error));
 }
 
+void output_values(output_file *out, const type_info *type, int text, const void *items,
+                   size_t n)
+{
+    if (!text) {
+        fwrite(items, type->size, n, out->f);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        write_text_value(out->f, type->type, (const char *)items + i * type->size);
+}
+
 int output_chunk_done(output_file *out)
 {
     if ((out->direct && fflush(out->f) != 0) || ferror(out->f))

@@ -73,34 +73,17 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
 {
     memset(o, 0, sizeof *o);
     o->op = DLSCAN_SUM;
-    int positional_only = 0;
+    common_arguments common = {0};
     for (int i = 0; i < argc; ++i) {
         const char *a = argv[i];
-        if (positional_only || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (!o->in_path)
-                o->in_path = a;
-            else if (!o->out_path)
-                o->out_path = a;
-            else
-                return fail(STATUS_BAD_INPUT, "scan: unexpected argument '%s' (IN and OUT are "
-                                              "already %s and %s)",
-                            a, o->in_path, o->out_path);
+        int taken;
+        const int status = take_common_argument("scan", a, &common, &taken);
+        if (status != STATUS_OK)
+            return status;
+        if (taken)
             continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            positional_only = 1;
-            continue;
-        }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            print_usage("scan");
-            return -1;
-        }
         if (strcmp(a, "--exclusive") == 0) {
             o->exclusive = 1;
-            continue;
-        }
-        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o->quiet = 1;
             continue;
         }
         static const char *const with_value[] = {
@@ -157,6 +140,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
                             MAX_CHUNK_ITEMS, value);
         }
     }
+    o->in_path = common.in_path, o->out_path = common.out_path, o->quiet = common.quiet;
     if (!o->type)
         return fail(STATUS_BAD_INPUT, "scan: missing --type (" TYPE_NAMES ")");
     if (!o->out_type)
@@ -203,8 +187,8 @@ static dlscan_scan_args range_args(const chunk_memory *m, const scan_options *o,
                                    size_t to)
 {
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
-    a.d_in = (const char *)(m->on_gpu ? m->device_in : m->host_in) + from * o->type->size;
-    a.d_out = (char *)(m->on_gpu ? m->device_out : m->host_out) + from * o->scan_type->size;
+    a.d_in = (const char *)chunk_working(m, CHUNK_IN) + from * o->type->size;
+    a.d_out = (char *)chunk_working(m, CHUNK_OUT) + from * o->scan_type->size;
     a.n = to - from;
     a.in_type = o->type->type;
     a.out_type = o->scan_type->type;
@@ -238,7 +222,7 @@ static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const sc
         status = chunk_copy(m, CHUNK_EXTRA, 1, segments_bytes);
     if (status != STATUS_OK)
         return status;
-    const char *segments = m->on_gpu ? m->device_extra : m->host_extra;
+    const char *segments = chunk_working(m, CHUNK_EXTRA);
 
     /* The end of the segment that the chunk before ended in. */
     dlscan_scan_args a = range_args(m, o, c->begin, c->first_head);
@@ -376,8 +360,7 @@ int cmd_scan(int argc, char **argv)
     unsigned long long total = 0; /* items so far */
     for (;;) {
         size_t n = 0;
-        status = o.text ? read_text_chunk(&in, type, memory.host_in, chunk, &n)
-                        : read_binary_chunk(&in, type, memory.host_in, chunk, &n);
+        status = read_chunk(&in, type, o.text, memory.host_in, chunk, &n);
         if (status != STATUS_OK || n == 0)
             break;
         total += n;
@@ -396,11 +379,7 @@ int cmd_scan(int argc, char **argv)
         /* Items in no segment (after the rounding, which writes only the scanned ones). */
         copy_unscanned(&o, memory.host_in, result, 0, c.begin);
         copy_unscanned(&o, memory.host_in, result, c.end, n);
-        if (o.text)
-            for (size_t i = 0; i < n; ++i)
-                write_text_value(out.f, out_type->type, result + i * out_type->size);
-        else
-            fwrite(result, out_type->size, n, out.f);
+        output_values(&out, out_type, o.text, result, n);
         if ((status = output_chunk_done(&out)) != STATUS_OK)
             break;
         progress_update(&bar, in.consumed, in.size, 0);

@@ -41,8 +41,7 @@ static int peek_offset(segment_input *s, uint64_t *offset, int *have)
     if (s->ahead_next == s->ahead_count && !s->ended) {
         size_t got;
         const int status =
-            s->text ? read_text_chunk(&s->file, s->key_type, s->ahead, OFFSETS_AHEAD, &got)
-                    : read_binary_chunk(&s->file, s->key_type, s->ahead, OFFSETS_AHEAD, &got);
+            read_chunk(&s->file, s->key_type, s->text, s->ahead, OFFSETS_AHEAD, &got);
         if (status != STATUS_OK)
             return status;
         s->ahead_count = got;
@@ -161,8 +160,7 @@ static int keys_chunk(segment_input *s, size_t m, unsigned char *keys, chunk_seg
 {
     const size_t size = s->key_type->size;
     size_t got;
-    const int status = s->text ? read_text_chunk(&s->file, s->key_type, keys, m, &got)
-                               : read_binary_chunk(&s->file, s->key_type, keys, m, &got);
+    const int status = read_chunk(&s->file, s->key_type, s->text, keys, m, &got);
     if (status != STATUS_OK)
         return status;
     if (got < m)
@@ -209,8 +207,7 @@ int segments_finish(segment_input *s, unsigned long long n)
     if (s->kind == SEGMENTS_KEYS) {
         scan_value key;
         size_t got;
-        const int status = s->text ? read_text_chunk(&s->file, s->key_type, &key, 1, &got)
-                                   : read_binary_chunk(&s->file, s->key_type, &key, 1, &got);
+        const int status = read_chunk(&s->file, s->key_type, s->text, &key, 1, &got);
         if (status != STATUS_OK)
             return status;
         if (got > 0)
