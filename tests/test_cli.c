@@ -2646,6 +2646,52 @@ Test(cli, the_man_page_has_every_option_of_the_help)
 }
 
 /* bench --csv: checked before the sweep (1), a failed write is 2. */
+/* Issue 40: the manual's examples (the man page's EXAMPLES) run as they are, in the work
+ * directory with the command on PATH, and where an example's text is only numbers ("3, 3,
+ * 4"), those are its output, one a line. */
+Test(cli, the_examples_of_the_manual_run)
+{
+    cli_run help = RUN_CLI("--help");
+    expect_success(&help);
+    const char *examples = strstr(help.out, "\nExamples");
+    cr_assert(examples, "the manual has no examples");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", getenv("DLSCAN_CLI"));
+    *strrchr(dir, '/') = '\0';
+    int count = 0;
+    for (const char *line = strchr(examples + 1, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+        const size_t length = strcspn(line, "\n");
+        if (strncmp(line, "  ", 2) != 0 || line[2] == ' ')
+            continue;
+        char example[256], shell[1400];
+        snprintf(example, sizeof example, "%.*s", (int)length - 2, line + 2);
+        char *gap = strstr(example, "   ");
+        cr_assert(gap, "an example without its text: %s", example);
+        *gap = '\0';
+        const char *text = gap + strspn(gap + 1, " ") + 1;
+        snprintf(shell, sizeof shell, "cd '%s' && PATH='%s':\"$PATH\" && { %s ; } > example.out",
+                 work_dir, dir, example);
+        const int status = system(shell);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "'%s' failed (%d)", example,
+                  status);
+        if (text[strspn(text, "0123456789, ")] == '\0') {
+            char *out = read_file(in_work("example.out"), NULL), want[128];
+            size_t used = 0;
+            for (const char *t = text; *t; t += strspn(t, ", "))
+                used += (size_t)snprintf(want + used, sizeof want - used, "%.*s\n",
+                                         (int)strcspn(t, ", "), t), t += strcspn(t, ", ");
+            cr_assert_str_eq(out, want, "'%s' wrote other than its text says", example);
+            free(out);
+        }
+        ++count;
+    }
+    cr_assert(count >= 5, "%d examples", count);
+    cli_run_free(&help);
+    const char *made[] = {"example.out", "in", "out", "f", "n"};
+    for (size_t k = 0; k < sizeof made / sizeof made[0]; ++k)
+        unlink(in_work(made[k]));
+}
+
 Test(cli, bench_csv_failures)
 {
     cli_run r = RUN_CLI("bench", "--backend", "cpu", "--types", "int32", "--min-log", "10",

@@ -53,7 +53,7 @@ void print_usage(const char *command);
 void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
 
 /* The manual's parts: the commands' sections ("  dlscan scan ..." and their options), then
- * the lines on help and the version, then the exit statuses. One line of usage for each
+ * the lines on help and the version, the exit statuses, and the examples. One line of usage for each
  * command ("dlscan scan --type T ..."); the last entries are NULL. */
 typedef struct manual_part {
     const char *command; /* "info", "scan", ...; NULL for the parts of every command */

@@ -146,6 +146,18 @@ const manual_part manual[] = {
      "or OUT, a type that compaction does not take, a FLAGFILE with fewer or more flags than\n"
      "IN has values); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
      "memory, a failed write, a missing helper program).\n"},
+    {NULL, NULL,
+     "Examples (each runs as it is, in a directory it may write):\n"
+     "  seq 10 | dlscan scan --type int64 --format text   the running totals of 1 .. 10\n"
+     "  seq 5 | dlscan scan --type uint32 --exclusive --format text   0, 1, 3, 6, 10\n"
+     "  echo 3 1 4 1 5 | dlscan scan --type int32 --op max --format text   3, 3, 4, 4, 5\n"
+     "  head -c 4096 /dev/urandom > in; dlscan scan --type uint32 in out   1024 random\n"
+     "          values, summed in raw uint32 (binary is never written to a terminal)\n"
+     "  seq 5 | dlscan select --type int32 --format text --if 'gt 3'   4, 5\n"
+     "  echo 1 0 1 > f; seq 3 | dlscan select --type int32 --format text --flags f   1, 3\n"
+     "  echo 7 7 7 2 2 7 | dlscan unique --type int32 --format text   7, 2, 7\n"
+     "  echo 7 7 7 2 2 | dlscan run-length-encode --type int32 --format text --lengths n   7, 2\n"
+     "          (and in the file n: 3, 2)\n"},
     {NULL, NULL, NULL},
 };
 
@@ -195,8 +207,8 @@ void print_usage(const char *command)
     } else {
         fputs("usage: dlscan <command> [options]\n", stdout);
     }
-    for (; part->text; ++part)
-        if (!command || !part->command)
+    for (; part->text; ++part) /* one command's part leaves out the last, the examples */
+        if (!command || (!part->command && part[1].text))
             printf("\n%s", part->text);
 }
 

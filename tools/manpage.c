@@ -1,7 +1,8 @@
 /*
  * manpage.c: `dlscan --man` prints the man page, dlscan.1, in roff; tools/meson.build runs
  * it at build time and installs the page. The page is the manual of `dlscan --help`
- * (main.c), line by line, so the two cannot drift apart:
+ * (main.c), line by line, so the two cannot drift apart (its last parts are the sections
+ * HELP AND VERSION, EXIT STATUS and EXAMPLES):
  *
  *     "  dlscan scan --type ..." and the lines under it, deeper    a subsection, its synopsis
  *     "      --type     int32, ..." (an option, then 2 blanks)     a tagged paragraph
@@ -107,4 +108,6 @@ void print_man_page(void)
     put_part(part->text);
     fputs(".SH EXIT STATUS\n", stdout);
     put_part(part[1].text);
+    fputs(".SH EXAMPLES\n", stdout);
+    put_part(part[2].text);
 }
