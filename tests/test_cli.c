@@ -2216,6 +2216,11 @@ Test(cli, text_is_not_taken_for_binary)
     cr_assert(strstr(r.err, "--format text"), "%s", r.err);
     cr_assert_eq(r.out_size, 0);
     cli_run_free(&r);
+    /* chunks smaller than the bytes that show it */
+    r = RUN_CLI_WITH_INPUT(seq, sizeof seq - 1, "scan", "--backend", "cpu", "--type", "int8",
+                           "--chunk-items", "1");
+    expect_error(&r, 1, "looks like text");
+    cli_run_free(&r);
     write_file(in_work("in.bin"), seq, sizeof seq - 1);
     r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", in_work("in.bin"), in_work("out"));
     expect_error(&r, 1, "looks like text");

@@ -67,7 +67,6 @@ int input_truncated(const input_file *in, unsigned long long bytes, const type_i
 /* Whether the input's first bytes are numbers as text: the first TEXT_PROBE of them (all
  * where there are fewer) are digits, signs, points, e or E and white space, with a digit
  * and a newline among them. */
-#define TEXT_PROBE 64
 static int looks_like_text(const unsigned char *bytes, size_t size)
 {
     const size_t probe = size < TEXT_PROBE ? size : TEXT_PROBE;
@@ -84,16 +83,29 @@ static int looks_like_text(const unsigned char *bytes, size_t size)
 static int read_binary_chunk(input_file *in, const type_info *type, void *items,
                              size_t max_items, size_t *n)
 {
-    const size_t got = fread(items, 1, max_items * type->size, in->f);
+    if (in->refuse_text && in->consumed == 0 && !in->probed) {
+        /* the first TEXT_PROBE bytes, however small the chunk; the reads below take them */
+        in->probed = fread(in->probe, 1, TEXT_PROBE, in->f);
+        if (ferror(in->f))
+            return fail(STATUS_BAD_INPUT, "cannot read %s: %s", in->name, strerror(errno));
+        if (looks_like_text(in->probe, in->probed)) {
+            char shown[48];
+            return fail(STATUS_BAD_INPUT, "%s looks like text ('%s'), not binary values: give "
+                                          "--format text (or --format binary to take it as "
+                                          "binary)",
+                        in->name, printable((const char *)in->probe, in->probed, shown));
+        }
+    }
+    const size_t bytes = max_items * type->size;
+    size_t got = 0;
+    if (in->consumed < in->probed) { /* probed bytes first */
+        got = in->probed - (size_t)in->consumed < bytes ? in->probed - (size_t)in->consumed
+                                                        : bytes;
+        memcpy(items, in->probe + in->consumed, got);
+    }
+    got += fread((char *)items + got, 1, bytes - got, in->f);
     if (ferror(in->f))
         return fail(STATUS_BAD_INPUT, "cannot read %s: %s", in->name, strerror(errno));
-    if (in->refuse_text && in->consumed == 0 &&
-        looks_like_text((const unsigned char *)items, got)) {
-        char shown[48];
-        return fail(STATUS_BAD_INPUT, "%s looks like text ('%s'), not binary values: give "
-                                      "--format text (or --format binary to take it as binary)",
-                    in->name, printable((const char *)items, got, shown));
-    }
     in->consumed += got;
     if (got % type->size)
         return input_truncated(in, in->consumed, type);

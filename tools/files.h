@@ -17,6 +17,8 @@
 
 /* ---- The input ---- */
 
+#define TEXT_PROBE 64 /* the bytes at the start of a binary input that may show it is text */
+
 typedef struct input_file {
     FILE *f;
     const char *name;            /* the path, or "standard input" */
@@ -25,6 +27,8 @@ typedef struct input_file {
     unsigned long long line;     /* text: the line of the last number read */
     unsigned long long newlines; /* text: newlines read so far */
     int refuse_text; /* binary by default, not by --format: refuse a start that is text */
+    unsigned char probe[TEXT_PROBE]; /* the start, read to see whether it is text */
+    size_t probed;                   /* its bytes */
 } input_file;
 
 /* Opens `path` ('-': standard input). */
