@@ -11,7 +11,12 @@
  * found (issue 25): signals that leave temporary files, FIFOs, devices and symbolic links
  * as OUT, read-only files, negative unsigned numbers after white space, long numbers; and
  * Unix habits: IN and OUT left out, pipes written as the result is computed, --quiet, -V,
- * one command's help, the man page.
+ * one command's help, the man page. And what issue 40 found: closed standard descriptors,
+ * --op's default, the quiet build without a GPU, binary to a terminal, text taken for
+ * binary, numbers separated by any white space and whole numbers as 1e3, float16 and
+ * bfloat16 rounded once from decimal text, the fewest digits of floats, a replaced OUT's
+ * owner; the compaction commands (select, unique, run-length-encode) against references,
+ * in chunks; the manual's examples, run.
  *
  * Scans run with --backend cpu, so no GPU is needed. DLSCAN_CLI names the program
  * (tests/meson.build sets it). Float inputs are small integers, so every float32 and float64
