@@ -75,13 +75,18 @@ __device__ __forceinline__ double dl_double_from_key(int64_t key)
  * one instruction for 32-bit integers, where the shuffle tree takes five shuffles and five
  * operations in a row. A 64-bit integer takes two: the high words first (signed ones for
  * signed T), then the low words of the lanes whose high word won. A float64 goes through its
- * key (dl_double_key): of two equal zeros, it returns +0 (dlscan.h leaves which one open). */
+ * key (dl_double_key): of two equal zeros, it returns +0 (dlscan.h leaves which one open), and
+ * any NaN makes the result a NaN. */
 template <bool MAX, typename T> __device__ __forceinline__ T dl_redux(T v)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if constexpr (!dl_limits<T>::is_integer) {
         static_assert(sizeof(T) == 8, "float64 only: float32 keeps its tree (dl_op_has_warp_reduce)");
-        return dl_double_from_key(dl_redux<MAX>(dl_double_key(v)));
+        /* A NaN wins (dlscan.h): its key is the extreme the reduction picks, INT64_MAX, or
+         * INT64_MIN + 1, the key of the NaN 0xffffffffffffffff (INT64_MIN itself would come
+         * back as -0). */
+        const int64_t key = v != v ? (MAX ? INT64_MAX : INT64_MIN + 1) : dl_double_key(v);
+        return dl_double_from_key(dl_redux<MAX>(key));
     } else if constexpr (sizeof(T) == 4) {
         return MAX ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
     } else {
@@ -102,32 +107,47 @@ template <typename T> __device__ __forceinline__ T dl_sum_identity() { return T(
 template <> __device__ __forceinline__ float dl_sum_identity<float>() { return -0.0f; }
 template <> __device__ __forceinline__ double dl_sum_identity<double>() { return -0.0; }
 
-/* Each operator combines (earlier, later). */
+/* Each operator combines (earlier, later). Min and max of floats propagate NaN, as NumPy's
+ * and PyTorch's do (dlscan.h): a NaN `b` wins by `b != b`, a NaN `a` by losing every
+ * comparison; for integers `b != b` is false and compiles away. For float64 that is a second
+ * comparison (DSETP) an operation, which costs these scans about 5% on the H200; testing the
+ * bits with integer instructions instead cost about 17% (bench/NOTES.md, "NaN in min and
+ * max"). */
 template <typename T> struct dl_sum {
     __device__ static T identity() { return dl_sum_identity<T>(); }
     __device__ T operator()(T a, T b) const { return a + b; }
 };
 template <typename T> struct dl_min {
     __device__ static T identity() { return dl_limits<T>::highest(); }
-    __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    __device__ T operator()(T a, T b) const { return b < a || b != b ? b : a; }
     __device__ static T warp_reduce(T v) { return dl_redux<false>(v); } /* not float32 */
 };
 template <typename T> struct dl_max {
     __device__ static T identity() { return dl_limits<T>::lowest(); }
-    __device__ T operator()(T a, T b) const { return a < b ? b : a; }
+    __device__ T operator()(T a, T b) const { return a < b || b != b ? b : a; }
     __device__ static T warp_reduce(T v) { return dl_redux<true>(v); } /* not float32 */
 };
-/* float32: fminf and fmaxf, one instruction (FMNMX) where the comparison and select are two
- * in a row on the scan's critical path (bench/NOTES.md, "Min and max: redux.sync and FMNMX").
- * They differ from the comparison only where dlscan.h leaves the result open: NaNs, and which
- * of two equal zeros. */
+/* float32: min.NaN and max.NaN (sm_80 on), one instruction (FMNMX) where the comparisons and
+ * select are several in a row on the scan's critical path (bench/NOTES.md, "Min and max:
+ * redux.sync and FMNMX"). A NaN in gives the canonical NaN; of two equal zeros, -0 is the
+ * smaller. */
 template <> struct dl_min<float> {
     __device__ static float identity() { return dl_limits<float>::highest(); }
-    __device__ float operator()(float a, float b) const { return fminf(a, b); }
+    __device__ float operator()(float a, float b) const
+    {
+        float r;
+        asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+        return r;
+    }
 };
 template <> struct dl_max<float> {
     __device__ static float identity() { return dl_limits<float>::lowest(); }
-    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    __device__ float operator()(float a, float b) const
+    {
+        float r;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+        return r;
+    }
 };
 
 /* Min and max reduce a warp through redux.sync (warp.cuh, dl_warp_reduce), but for float32:

@@ -98,11 +98,16 @@ typedef enum dlscan_type {
 } dlscan_type;
 
 /* Operators, with their identities: sum 0 (-0.0 for floats, so that a sum of -0.0 items is
- * -0.0, as a left fold gives); min the type's largest value (+inf for floats); max the type's
- * smallest value (-inf for floats). min(a, b) is `b < a ? b : a`
- * and max(a, b) is `a < b ? b : a`, with a the earlier item, except that for floats either
- * of two equal zeros, +0 or -0, may come out (float32 uses C's fminf and fmaxf); with NaNs
- * in the input the result of min and max is unspecified. */
+ * -0.0, as a left fold gives); min the largest value of the output type (+inf for floats; for
+ * an 8- or 16-bit type scanned into itself, that type's own largest value, such as 127 for
+ * int8, although it accumulates in 32 bits); max the output type's smallest value (-inf for
+ * floats). min(a, b) is `b < a ? b : a` and max(a, b) is `a < b ? b : a`, with a the earlier
+ * item, except for floats:
+ * - NaN propagates, as in NumPy's minimum.accumulate and torch.cummin: from the first NaN
+ *   on, every inclusive output of its scan (or segment, or reduce-by-key run) is a NaN, and
+ *   so are the exclusive outputs after it. Which NaN (sign and payload) is not specified: the
+ *   GPU gives a canonical quiet NaN.
+ * - of two equal zeros, +0 or -0, either may come out. */
 typedef enum dlscan_op { DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2 } dlscan_op;
 
 /* An opaque handle: the backend (GPU or CPU), the descriptor storage it keeps between
@@ -199,6 +204,10 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   Others get DLSCAN_ERROR_TYPE_PAIR. An 8- or 16-bit type scanned into itself accumulates
  *   in 32 bits (float16 and bfloat16 in float32) and rounds each output to its type: integer
  *   sums wrap modulo 2^8 or 2^16 all the same, float sums are a float32 sum rounded once.
+ *   The accuracy of float16 and bfloat16 outputs: each is its float32 running value rounded
+ *   to the nearest 16-bit value (ties to even; past the largest finite value, +-inf), so a sum
+ *   is within half a 16-bit unit in the last place of the float32 sum, which is as accurate as
+ *   any float32 sum (DLSCAN_OPTION_DETERMINISTIC); min and max are exact.
  * - init (host memory, read before the call returns) or d_init (device memory of the handle's
  *   device, read when the kernel runs, so earlier work on the stream may write it; host memory
  *   for a CPU handle, like d_total): one
@@ -206,7 +215,7 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   starts from it too (out[j] = init op in[0] op ... op in[j]). Neither: the operator's
  *   identity. Both: DLSCAN_ERROR_INVALID_ARGUMENT.
  * - d_total (device memory, or NULL): gets init op in[0] op ... op in[n-1], as out_type (for
- *   n == 0, init itself). d_total may equal d_init: each call of a chain over chunks reads the
+ *   n == 0, init itself, copied as a value: a signalling NaN init may arrive quieted). d_total may equal d_init: each call of a chain over chunks reads the
  *   running total there and leaves the next one, with no trip to the host. The total is an
  *   out_type value: a float16 or bfloat16 sum into itself, chained, rounds its running total
  *   to 16 bits at each chunk's end (chain float16 into float32 to keep float32 throughout).
@@ -237,9 +246,11 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *
  * - The struct: start from DLSCAN_SCAN_ARGS_INIT and set the fields you need. `size` says
  *   which fields the caller was built with: later versions add fields at the end only, and a
- *   library takes the size of any version up to its own (fields the caller lacks keep their
- *   defaults), or a larger one whose fields unknown to it are all zero
- *   (DLSCAN_ERROR_NOT_SUPPORTED otherwise), so a program keeps working with later libraries.
+ *   library takes the size of any version up to its own (DLSCAN_SCAN_ARGS_SIZE_V1, _V2, ...;
+ *   fields the caller lacks keep their defaults), or a larger one whose fields unknown to it
+ *   are all zero (DLSCAN_ERROR_NOT_SUPPORTED otherwise), so a program keeps working with later
+ *   libraries. Any other size, one that falls between two versions' sizes, is no version's:
+ *   DLSCAN_ERROR_INVALID_ARGUMENT.
  *
  *     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
  *     a.d_in = d_flags;    a.in_type = DLSCAN_UINT8;
@@ -249,9 +260,11 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *
  * Errors: those of the two calls above, DLSCAN_ERROR_TYPE_PAIR, and
  * DLSCAN_ERROR_INVALID_ARGUMENT for args == NULL, a size smaller than the first version's
- * (DLSCAN_SCAN_ARGS_SIZE_V1), exclusive not 0 or 1, both inits; with segments, both d_keys
- * and d_offsets, num_segments without d_offsets, d_init or d_total, and on a CPU handle offsets
- * that fall or pass n. DLSCAN_ERROR_INVALID_TYPE for a bad key_type. */
+ * (DLSCAN_SCAN_ARGS_SIZE_V1) or between two versions' sizes, exclusive not 0 or 1, both
+ * inits; with segments, both d_keys and d_offsets, num_segments without d_offsets, d_init or
+ * d_total, and on a CPU handle offsets that fall or pass n. DLSCAN_ERROR_INVALID_TYPE for a
+ * key_type that is no dlscan_type, with or without d_keys (it is checked like every field,
+ * although only d_keys reads it). */
 typedef struct dlscan_scan_args {
     size_t size;          /* sizeof(dlscan_scan_args) as the caller was compiled */
     const void *d_in;     /* n items of in_type */

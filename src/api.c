@@ -90,6 +90,13 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
                        "args->size = %zu is less than the first version's %zu: start from "
                        "DLSCAN_SCAN_ARGS_INIT",
                        args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1);
+    if (args->size != DLSCAN_SCAN_ARGS_SIZE_V1 && args->size != DLSCAN_SCAN_ARGS_SIZE_V2 &&
+        args->size < ours)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->size = %zu is no version's size (%zu or %zu, or more than this "
+                       "library's %zu): start from DLSCAN_SCAN_ARGS_INIT",
+                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1,
+                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V2, ours);
     if (args->size >= ours) { /* a later header's struct: its new fields must be unset */
         const unsigned char *tail = (const unsigned char *)args + ours;
         for (size_t i = 0; i < args->size - ours; ++i)
@@ -109,10 +116,13 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
     return DLSCAN_SUCCESS;
 }
 
-/* A segmented scan's arguments that need no memory: one source of segments, no device init or
- * total, a valid key type, a count of offsets that fits in memory. */
+/* A segmented scan's arguments that need no memory: a valid key type (with or without keys),
+ * one source of segments, no device init or total, a count of offsets that fits in memory. */
 static dlscan_status dl_check_segments(dlscan_handle_t h, const dlscan_scan_args *a)
 {
+    const dlscan_status status = dl_check_type(h, a->key_type);
+    if (status != DLSCAN_SUCCESS)
+        return status;
     if (a->d_keys && a->d_offsets)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "d_keys and d_offsets are both set: segments come from one or the other");
@@ -127,7 +137,7 @@ static dlscan_status dl_check_segments(dlscan_handle_t h, const dlscan_scan_args
                        "and leaves no total",
                        a->d_init ? "d_init" : "d_total", a->d_keys ? "d_keys" : "d_offsets");
     if (a->d_keys)
-        return dl_check_type(h, a->key_type);
+        return DLSCAN_SUCCESS;
     if (a->num_segments >= SIZE_MAX / sizeof(size_t))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "num_segments = %zu: its offsets do not fit in memory", a->num_segments);

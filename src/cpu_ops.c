@@ -13,8 +13,10 @@
 #define DL_SUM(a, b) ((a) + (b))
 #define DL_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define DL_MAX(a, b) ((a) < (b) ? (b) : (a))
-#define DL_FMIN(a, b) fminf((a), (b)) /* float32, as on the GPU (dlscan.h) */
-#define DL_FMAX(a, b) fmaxf((a), (b))
+/* Floats: a NaN wins, as in NumPy and PyTorch (dlscan.h): a NaN b by b != b, a NaN a by
+ * losing every comparison. */
+#define DL_FMIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+#define DL_FMAX(a, b) ((a) < (b) || (b) != (b) ? (b) : (a))
 
 /* Partial accumulators of a reduction: independent chains the compiler can vectorize,
  * combined in a fixed order at the end. */
@@ -112,8 +114,8 @@ DL_CPU_OPS(dl_f32_sum, float, DL_SUM)
 DL_CPU_OPS(dl_f32_min, float, DL_FMIN)
 DL_CPU_OPS(dl_f32_max, float, DL_FMAX)
 DL_CPU_OPS(dl_f64_sum, double, DL_SUM)
-DL_CPU_OPS(dl_f64_min, double, DL_MIN)
-DL_CPU_OPS(dl_f64_max, double, DL_MAX)
+DL_CPU_OPS(dl_f64_min, double, DL_FMIN)
+DL_CPU_OPS(dl_f64_max, double, DL_FMAX)
 
 const dl_cpu_ops *dl_cpu_ops_for(dlscan_type type, dlscan_op op)
 {

@@ -33,6 +33,8 @@ typedef enum compact_pattern {
     PATTERN_RUNS_MEAN_8,     /* ... with probability 1 - 1/L: runs of mean L = 8, */
     PATTERN_RUNS_MEAN_64,    /* 64 */
     PATTERN_RUNS_MEAN_1024,  /* and 1024 (PATTERN_RUNS_HALF is L = 2) */
+    PATTERN_RUNS_NAN,        /* runs of mean 64; reduce-by-key's float values with NaNs and
+                                infinities (TEST_VALUES_NAN) */
     PATTERN_EDGES            /* select_if: items and operand at a comparison's edges (signed
                                 zeros, infinities, NaNs, the type's extremes) */
 } compact_pattern;

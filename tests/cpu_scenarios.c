@@ -93,6 +93,14 @@ void cpu_16_bit_floats_with_nan_inf_and_subnormals(void)
     dlscan_destroy(h);
 }
 
+void cpu_min_and_max_propagate_nan(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    pair_check_nans(h, &host_memory, test_max_n(1u << 17), &rng);
+    dlscan_destroy(h);
+}
+
 void cpu_dlscan_scan_refusals(void)
 {
     uint64_t rng = test_seed();

@@ -33,6 +33,8 @@ void cpu_every_pair_and_operator(dlscan_type in_type);
 void cpu_chained_calls_with_device_init_and_total(dlscan_type in_type);
 /* float16 and bfloat16 with NaN, infinities and subnormals (pair_check_16_bit_float_specials). */
 void cpu_16_bit_floats_with_nan_inf_and_subnormals(void);
+/* Min and max propagate NaN: scans, segmented scans, reduce-by-key (pair_check_nans). */
+void cpu_min_and_max_propagate_nan(void);
 /* What dlscan_scan refuses, and that it writes nothing then (pair_check_refusals). */
 void cpu_dlscan_scan_refusals(void);
 /* The five compaction calls on items of `type`, every pattern, in place and not. */

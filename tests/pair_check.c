@@ -1,11 +1,15 @@
 /*
  * pair_check.c: the shared tests of dlscan_scan (see pair_check.h): every pair and operator,
- * chains through a device-side init and total, 16-bit float special values, refusals.
+ * chains through a device-side init and total, 16-bit float special values, NaN in min and
+ * max, refusals.
  */
 #include "pair_check.h"
 
 #include "check.h"
+#include "compact_check.h"
+#include "segment_check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +208,8 @@ void pair_check_chains(dlscan_handle_t h, const test_memory *m, dlscan_type in, 
 
 /* The kinds of data pair_check_16_bit_float_specials scans. */
 enum special_data {
-    SPECIAL_INF_THEN_NAN,       /* sums: finite, then +-inf from tile 1, NaN from tile 2 */
+    SPECIAL_INF_THEN_NAN,       /* sums, min, max: finite, then +-inf from tile 1, NaN from
+                                   tile 2 */
     SPECIAL_INFS_OF_BOTH_SIGNS, /* sums: +inf in tile 0, -inf in tile 2: NaN from there */
     SPECIAL_SUBNORMALS_ONLY,    /* sums, min, max: subnormals and zeros of both signs */
     SPECIAL_INFS_NO_NAN,        /* min, max: infinities of both signs here and there */
@@ -265,7 +270,7 @@ void pair_check_16_bit_float_specials(dlscan_handle_t h, const test_memory *m, u
                         x[test_random(rng) % n] = (uint16_t)(inf | (k & 1) << 15);
                 }
                 for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
-                    const int sums = data != SPECIAL_INFS_NO_NAN, minmax = data >= SPECIAL_SUBNORMALS_ONLY;
+                    const int sums = data != SPECIAL_INFS_NO_NAN, minmax = data != SPECIAL_INFS_OF_BOTH_SIGNS;
                     if (op == DLSCAN_SUM ? !sums : !minmax)
                         continue;
                     for (int exclusive = 0; exclusive <= 1; ++exclusive) {
@@ -279,6 +284,86 @@ void pair_check_16_bit_float_specials(dlscan_handle_t h, const test_memory *m, u
             free(x);
         }
     }
+}
+
+/* ---- NaN in min and max ---- */
+
+/* One float scan of n given items of `type` into itself, inclusive or exclusive. */
+static void check_given(dlscan_handle_t h, const test_memory *m, dlscan_type type, dlscan_op op,
+                        const double *items, size_t n, uint64_t *rng)
+{
+    unsigned char input[64];
+    for (size_t i = 0; i < n; ++i) {
+        const float f = (float)items[i];
+        uint16_t half = type == DLSCAN_FLOAT16 ? test_float_to_half(f) : test_float_to_bfloat16(f);
+        if (type == DLSCAN_FLOAT32)
+            memcpy(input + 4 * i, &f, 4);
+        else if (type == DLSCAN_FLOAT64)
+            memcpy(input + 8 * i, &items[i], 8);
+        else
+            memcpy(input + 2 * i, &half, 2);
+    }
+    for (int exclusive = 0; exclusive <= 1; ++exclusive) {
+        const pair_case c = {type, type, op, exclusive, TEST_INIT_NONE, 1, 0, n, TEST_VALUES_NAN};
+        scan_check_pair_input(h, m, &c, input, rng);
+    }
+}
+
+void pair_check_nans(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    /* torch.cummax's own test case, and cummax([nan, 1.0]): NaN from the NaN on. */
+    static const double torch_case[] = {4, INFINITY, 1.5, -INFINITY, 0, NAN, 1};
+    static const double nan_first[] = {NAN, 1.0};
+    static const dlscan_type floats[] = {DLSCAN_FLOAT16, DLSCAN_BFLOAT16, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    for (int t = 0; t < 4; ++t)
+        for (int op = DLSCAN_MIN; op <= DLSCAN_MAX; ++op) {
+            check_given(h, m, floats[t], (dlscan_op)op, torch_case, 7, rng);
+            check_given(h, m, floats[t], (dlscan_op)op, nan_first, 2, rng);
+        }
+
+    static const struct {
+        dlscan_type in, out;
+    } pairs[] = {{DLSCAN_FLOAT16, DLSCAN_FLOAT16},   {DLSCAN_FLOAT16, DLSCAN_FLOAT32},
+                 {DLSCAN_BFLOAT16, DLSCAN_BFLOAT16}, {DLSCAN_BFLOAT16, DLSCAN_FLOAT32},
+                 {DLSCAN_FLOAT32, DLSCAN_FLOAT32},   {DLSCAN_FLOAT32, DLSCAN_FLOAT64},
+                 {DLSCAN_FLOAT64, DLSCAN_FLOAT64}};
+    int variant = 0;
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; ++p) {
+        size_t tile = 0;
+        CHECK(dlscan_tile_items(h, pairs[p].out, &tile) == DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        const size_t sizes[] = {1, tile - 1, tile + 1, 3 * tile + 7, 37 * tile + 11,
+                                1 + test_random(rng) % max_n};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+            if (sizes[i] > max_n)
+                continue;
+            for (int op = DLSCAN_MIN; op <= DLSCAN_MAX; ++op)
+                for (int exclusive = 0; exclusive <= 1; ++exclusive, ++variant) {
+                    const test_init init = variant % 3 == 0 ? TEST_INIT_NONE
+                                           : variant % 3 == 1 ? TEST_INIT_HOST
+                                                              : TEST_INIT_DEVICE;
+                    const pair_case c = {pairs[p].in, pairs[p].out, (dlscan_op)op, exclusive, init,
+                                         1, variant % 4 == 3 && pairs[p].in == pairs[p].out, sizes[i],
+                                         TEST_VALUES_NAN};
+                    scan_check_pair_case(h, m, &c, rng);
+                }
+        }
+    }
+
+    for (int t = DLSCAN_FLOAT32; t <= DLSCAN_FLOAT64; ++t)
+        for (int op = DLSCAN_MIN; op <= DLSCAN_MAX; ++op) {
+            for (int kind = SEGMENT_KEYS; kind <= SEGMENT_OFFSETS; ++kind)
+                for (int layout = SEGMENTS_OF_TILES; layout <= SEGMENTS_SHORT; ++layout) {
+                    const segment_case c = {{(dlscan_type)t, (dlscan_type)t, (dlscan_op)op, layout % 2,
+                                             TEST_INIT_NONE, 0, 0, max_n < 200000 ? max_n : 200000,
+                                             TEST_VALUES_NAN},
+                                            (segment_kind)kind, DLSCAN_INT32, (segment_layout)layout};
+                    segment_check_case(h, m, &c, rng);
+                }
+            const size_t n = max_n < 300000 ? max_n : 300000;
+            const compact_case by_key = {COMPACT_REDUCE_BY_KEY, DLSCAN_INT32, (dlscan_type)t, (dlscan_op)op,
+                                         DLSCAN_LESS, PATTERN_RUNS_NAN, 4096, n, op == DLSCAN_MAX};
+            compact_check_case(h, m, &by_key, rng);
+        }
 }
 
 /* ---- Refusals ---- */
@@ -455,6 +540,12 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
     EXPECT(dlscan_scan(NULL, &good, s) == DLSCAN_ERROR_INVALID_HANDLE, "a NULL handle is refused");
     REFUSED(a.size = DLSCAN_SCAN_ARGS_SIZE_V1 - 1, DLSCAN_ERROR_INVALID_ARGUMENT);
     REFUSED(a.size = 0, DLSCAN_ERROR_INVALID_ARGUMENT);
+    /* Sizes between two versions' (which once kept half of d_keys and read through it). */
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V1 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V2; ++size)
+        REFUSED((a.size = size, a.d_keys = d_in, a.key_type = DLSCAN_UINT8),
+                DLSCAN_ERROR_INVALID_ARGUMENT);
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V2 + 1; size < sizeof(dlscan_scan_args); ++size)
+        REFUSED(a.size = size, DLSCAN_ERROR_INVALID_ARGUMENT);
     test_expect_refused(h, dlscan_scan(h, &larger.args, s), DLSCAN_ERROR_NOT_SUPPORTED,
                    "a later version's field set");
     REFUSED(a.exclusive = 2, DLSCAN_ERROR_INVALID_ARGUMENT);
@@ -463,6 +554,7 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
     REFUSED(a.in_type = (dlscan_type)TEST_TYPE_COUNT, DLSCAN_ERROR_INVALID_TYPE);
     REFUSED(a.out_type = (dlscan_type)-1, DLSCAN_ERROR_INVALID_TYPE);
     REFUSED(a.op = (dlscan_op)3, DLSCAN_ERROR_INVALID_OP);
+    REFUSED(a.key_type = (dlscan_type)TEST_TYPE_COUNT, DLSCAN_ERROR_INVALID_TYPE); /* no d_keys */
     REFUSED(a.d_in = NULL, DLSCAN_ERROR_INVALID_ARGUMENT);
     REFUSED(a.d_out = NULL, DLSCAN_ERROR_INVALID_ARGUMENT);
     REFUSED(a.d_out = d_in, DLSCAN_ERROR_OVERLAP); /* in place, 1-byte items into 4-byte ones */

@@ -59,11 +59,17 @@ void test_chain_free(const test_memory *memory, test_chain *chain);
 void pair_check_chains(dlscan_handle_t h, const test_memory *memory, dlscan_type in_type,
                        size_t max_n, uint64_t *rng);
 
-/* float16 and bfloat16 into float32 and into themselves, over several tiles: sums of data
- * with NaN, infinities of both signs and subnormals (NaN and infinities propagate as in the
- * reference), sums of subnormals alone (nothing flushed to zero), and min and max of data
- * with infinities and subnormals but no NaN (with NaN, dlscan.h leaves them unspecified). */
+/* float16 and bfloat16 into float32 and into themselves, over several tiles: sums, min and
+ * max of data with NaN, infinities of both signs and subnormals (NaN and infinities propagate
+ * as in the reference), of subnormals alone (nothing flushed to zero), and min and max of data
+ * with infinities and subnormals but no NaN. */
 void pair_check_16_bit_float_specials(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
+
+/* Min and max propagate NaN (dlscan.h), as NumPy and PyTorch do: PyTorch's and NumPy's own
+ * cases, then every float pair, inclusive and exclusive, with and without an init, at tile
+ * edges and over many tiles (up to max_n), on TEST_VALUES_NAN; segmented scans by keys and by
+ * offsets, and reduce-by-key with float32 and float64 values. */
+void pair_check_nans(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
 /* What dlscan_scan refuses, each with its status and nothing written to the poisoned output
  * and total: every pair of types not in dlscan.h's list (and every pair in it scans), bad

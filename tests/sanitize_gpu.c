@@ -5,7 +5,8 @@
  * the same shared checks (scan_check.c, pair_check.c, compact_check.c, segment_check.c) in a
  * single process: every 32- and 64-bit type and operator and every compaction call, one
  * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
- * by offsets in every layout, uint8 keys over several pairs), then bad input (segmented: with
+ * by offsets in every layout, uint8 keys over several pairs), min and max with NaN (every float
+ * pair, segmented and by key), then bad input (segmented: with
  * offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
  * library, with the default choice of kernel (few tiles one block each, more persistent) and
  * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
@@ -49,7 +50,7 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + count + 2 * pauses + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 2 * count + 2 * pauses + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
         for (int k = 0; k < count; ++k) {
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
@@ -71,6 +72,15 @@ int main(void)
         segment_check_every_output(h, &m, DLSCAN_FLOAT64, max_n, &rng);
         segment_check_keys(h, &m, DLSCAN_UINT8, max_n, &rng);
         printf("%s %d - segmented scans, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+               ++step, kernels[k]);
+        fflush(stdout);
+    }
+    /* Min and max with NaN: every float pair, segmented and by key. */
+    for (int k = 0; k < count; ++k) {
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
+        const int before = test_expect_failures;
+        pair_check_nans(h, &m, max_n, &rng);
+        printf("%s %d - min and max with NaN, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
                ++step, kernels[k]);
         fflush(stdout);
     }

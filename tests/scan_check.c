@@ -200,8 +200,54 @@ static uint16_t draw_small_float(uint64_t r, int mantissa_bits, unsigned low, un
     return (uint16_t)((r & 1) << 15 | exponent << mantissa_bits | mantissa);
 }
 
+/* Item i of a float array of `type` set to an infinity (nan == 0) or a NaN with the sign
+ * and payload bits of r. */
+static void put_float_special(dlscan_type type, void *values, size_t i, int nan, uint64_t r)
+{
+    const uint64_t sign = r & 1;
+    switch (type) {
+    case DLSCAN_FLOAT16:
+    case DLSCAN_BFLOAT16: {
+        const int mantissa_bits = type == DLSCAN_FLOAT16 ? 10 : 7;
+        const unsigned mask = (1u << mantissa_bits) - 1, payload = nan ? ((unsigned)(r >> 8) & mask) | 1u : 0;
+        ((uint16_t *)values)[i] = (uint16_t)(sign << 15 | (0xffffu >> 1 & ~mask) | payload);
+        break;
+    }
+    case DLSCAN_FLOAT32: {
+        const uint32_t bits = (uint32_t)(sign << 31) | 0x7f800000u | (nan ? ((uint32_t)(r >> 8) & 0x7fffffu) | 1u : 0);
+        memcpy((uint32_t *)values + i, &bits, sizeof bits);
+        break;
+    }
+    case DLSCAN_FLOAT64: {
+        const uint64_t bits = sign << 63 | 0x7ff0000000000000ull | (nan ? (r >> 8 & 0xfffffffffffffull) | 1u : 0);
+        memcpy((uint64_t *)values + i, &bits, sizeof bits);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* TEST_VALUES_NAN's NaNs and infinities, over values drawn as UNIFORM. */
+static void put_nans(dlscan_type type, void *values, size_t n, uint64_t *rng)
+{
+    const size_t first = (size_t)(test_random(rng) % (n + n / 4 + 1));
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t r = test_random(rng);
+        if (i == first || (i > first && (r >> 40) % 256 == 0))
+            put_float_special(type, values, i, 1, r);
+        else if ((r >> 48) % 64 == 0)
+            put_float_special(type, values, i, 0, r);
+    }
+}
+
 void test_fill_random(dlscan_type type, test_values kind, void *values, size_t n, uint64_t *rng)
 {
+    if (kind == TEST_VALUES_NAN) {
+        test_fill_random(type, TEST_VALUES_UNIFORM, values, n, rng);
+        if (test_type_is_float(type))
+            put_nans(type, values, n, rng);
+        return;
+    }
     for (size_t i = 0; i < n; ++i) {
         const uint64_t r = test_random(rng);
         const int narrow = kind == TEST_VALUES_NARROW;
@@ -431,8 +477,8 @@ static int sum_matches(const pair_case *c, long double got, long double want, lo
     return fabsl(got - want) <= tolerance;
 }
 
-/* Float outputs: min and max exactly (either zero where +0 and -0 tie), sums within the
- * tolerance above; NaN and infinities as the reference has them. */
+/* Float outputs: min and max exactly (either zero where +0 and -0 tie; a NaN wins, any
+ * NaN), sums within the tolerance above; NaN and infinities as the reference has them. */
 static int check_floats(const pair_case *c, size_t tile, size_t extra_steps, const void *in,
                         const void *init, const void *out, const void *total, char *message,
                         size_t message_size)
@@ -451,8 +497,9 @@ static int check_floats(const pair_case *c, size_t tile, size_t extra_steps, con
         const long double before = run, abs_before = abs_sum;
         if (!is_total) {
             const long double x = real_at(in, j, c->in_type);
-            run = c->op == DLSCAN_SUM ? run + x : c->op == DLSCAN_MIN ? (x < run ? x : run)
-                                                                      : (run < x ? x : run);
+            run = c->op == DLSCAN_SUM ? run + x
+                  : c->op == DLSCAN_MIN ? (x < run || isnan(x) ? x : run)
+                                        : (run < x || isnan(x) ? x : run);
             abs_sum += fabsl(x);
         }
         const int exclusive_item = c->exclusive && !is_total;
@@ -461,7 +508,9 @@ static int check_floats(const pair_case *c, size_t tile, size_t extra_steps, con
         const size_t last = is_total && j > 0 ? j - 1 : j;
         const long double tolerance =
             sum_tolerance(c, last, exclusive_item ? abs_before : abs_sum, tile, extra_steps);
-        const int ok = c->op == DLSCAN_SUM ? sum_matches(c, got, want, tolerance) : got == want;
+        const int ok = c->op == DLSCAN_SUM ? sum_matches(c, got, want, tolerance)
+                       : isnan(want)        ? isnan(got)
+                                            : got == want;
         if (!ok) {
             char where[64];
             if (is_total)

@@ -51,7 +51,12 @@ typedef enum test_values {
      * accumulator: integers within 16 of the type's largest value (signed ones: or of its
      * smallest); float16 and bfloat16 magnitudes 2^14 to 65504; float32 magnitudes 2^120 to
      * 2^128 (for sums into float64 only); float64 as MIXED_MAGNITUDE */
-    TEST_VALUES_HIGH
+    TEST_VALUES_HIGH,
+    /* floats as UNIFORM, with NaNs of both signs and random payloads (signalling ones too)
+     * from a random place on (the first NaN at a random item, or none: the place is drawn
+     * from 1.25 n), then at about one item in 256, and infinities of both signs at about one
+     * item in 64 anywhere; integers as UNIFORM */
+    TEST_VALUES_NAN
 } test_values;
 
 typedef struct scan_case {

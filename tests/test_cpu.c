@@ -40,6 +40,8 @@ Test(cpu, float16_and_bfloat16_with_nan_inf_and_subnormals, .timeout = 600)
     cpu_16_bit_floats_with_nan_inf_and_subnormals();
 }
 
+Test(cpu, min_and_max_propagate_nan, .timeout = 600) { cpu_min_and_max_propagate_nan(); }
+
 Test(cpu, dlscan_scan_refusals_write_nothing) { cpu_dlscan_scan_refusals(); }
 
 Test(cpu, float_sums_of_mixed_magnitudes, .timeout = 600) { cpu_float_sums_of_mixed_magnitudes(); }

@@ -113,6 +113,14 @@ Test(gpu, float16_and_bfloat16_with_nan_inf_and_subnormals, .timeout = 120)
     gpu_done(h, stream);
 }
 
+/* Min and max propagate NaN in every float pair, segmented and by key (pair_check_nans). */
+Test(gpu, min_and_max_propagate_nan, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    pair_check_nans(h, &m, test_max_n(1u << 21), &rng);
+    gpu_done(h, stream);
+}
+
 /* Every compaction call (select_flagged, select_if with each predicate, unique, run-length
  * encode, reduce-by-key) on items of every type: keep ratios 0, 1, 50, 99 and 100%, runs of
  * 1, of a tile and of several tiles, tile-edge and random sizes up to 2^22, in place and

@@ -67,6 +67,7 @@ int main(void)
         {"every_pair_and_operator", every_pair},
         {"chained_calls_with_device_init_and_total", chains},
         {"16_bit_floats_with_nan_inf_and_subnormals", cpu_16_bit_floats_with_nan_inf_and_subnormals},
+        {"min_and_max_propagate_nan", cpu_min_and_max_propagate_nan},
         {"dlscan_scan_refusals", cpu_dlscan_scan_refusals},
         {"segmented_every_pair_and_operator", segmented_pairs},
         {"segmented_keys_of_every_type", segmented_keys},

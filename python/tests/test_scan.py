@@ -219,3 +219,16 @@ def test_threads(rng):
 
 def test_reserve():
     assert dlscan.reserve(np.zeros(1 << 20, np.float32), dtype="float64") is None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_min_and_max_propagate_nan(rng, dtype):
+    """NaN propagates as in numpy.minimum.accumulate and torch.cummax: PyTorch's own case,
+    cummax([nan, 1.0]), and NaNs at random places over many tiles."""
+    cases = [np.array([4, np.inf, 1.5, -np.inf, 0, np.nan, 1], dtype), np.array([np.nan, 1.0], dtype)]
+    x = rng.integers(-100, 100, 100003).astype(dtype)
+    x[rng.integers(len(x) // 2, len(x), 3)] = np.nan
+    cases.append(x)
+    for x in cases:
+        for function, ufunc in ((dlscan.cummin, np.minimum), (dlscan.cummax, np.maximum)):
+            np.testing.assert_array_equal(function(x), ufunc.accumulate(x))
