@@ -1,10 +1,11 @@
 /*
  * cli.h: what the files of the `dlscan` command share. main.c dispatches to the commands
- * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c) and holds the manual and the error convention; manpage.c turns
- * the manual into the man page; backend.c picks the backend, helpers.c finds and runs
- * helper programs, progress.c draws the progress bar. values.h has the element types and
- * their numbers, files.h the input and output files (files.c, output.c), segments.h the
- * keys and offsets of segmented scans (segments.c).
+ * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c) and holds the manual and the
+ * error convention; manpage.c turns the manual into the man page; backend.c picks the
+ * backend, helpers.c finds and runs helper programs, progress.c draws the progress bar.
+ * values.h has the element types and their numbers, files.h the input and output files
+ * (files.c, output.c), segments.h the keys and offsets of segmented scans (segments.c),
+ * chunks.h a chunk's memory, compact.h what the compaction commands share (compact.c).
  *
  * The command talks to the library only through dlscan.h, plus the CUDA runtime for device
  * memory and device properties in builds with the GPU backend (DLSCAN_CLI_HAVE_CUDA, which
@@ -53,8 +54,8 @@ void print_usage(const char *command);
 void print_version_line(void); /* "dlscan X.Y.Z (library X.Y.Z)" */
 
 /* The manual's parts: the commands' sections ("  dlscan scan ..." and their options), then
- * the lines on help and the version, the exit statuses, and the examples. One line of usage for each
- * command ("dlscan scan --type T ..."); the last entries are NULL. */
+ * the lines on help and the version, the exit statuses, and the examples. One line of usage
+ * for each command ("dlscan scan --type T ..."); the last entries are NULL. */
 typedef struct manual_part {
     const char *command; /* "info", "scan", ...; NULL for the parts of every command */
     const char *usage;   /* NULL for those */

@@ -1,10 +1,9 @@
 /*
  * main.c: the `dlscan` command: what this machine's dlscan can do (info.c), prefix scans
  * of files (scan.c), stream compaction of files (select.c, unique.c, run_length.c) and the
- * throughput sweep (bench.c). This file dispatches to them and
- * holds what they all use: the usage text below, which is the command's manual (and, by
- * manpage.c, its man page), the version line and the one-line error messages. What the
- * files share: cli.h.
+ * throughput sweep (bench.c). This file dispatches to them and holds what they all use: the
+ * usage text below, which is the command's manual (and, by manpage.c, its man page), the
+ * version line and the one-line error messages. What the files share: cli.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -62,8 +61,9 @@ const manual_part manual[] = {
      "                 (spaces, tabs, newlines, blank lines), written one a line; integers\n"
      "                 also as 1e3 or 25.0 where the value is whole (1.5 and 1e-1 are\n"
      "                 refused); float16 and bfloat16 are rounded once from the decimal\n"
-     "                 text to the nearest, ties to even; floats are written as the shortest text that reads back as the\n"
-     "                 same value. Binary is never written to a terminal (give --format text\n"
+     "                 text to the nearest, ties to even; floats are written as the\n"
+     "                 shortest text that reads back as the same value. Binary is never\n"
+     "                 written to a terminal (give --format text\n"
      "                 or a file), and without --format an IN whose first 64 bytes are only\n"
      "                 digits, signs, points, e and white space, with a newline, is refused as\n"
      "                 text: --format text reads it as numbers, --format binary as raw values.\n"
@@ -83,8 +83,9 @@ const manual_part manual[] = {
      "      it as it was. It keeps the replaced file's permissions, and its owner and group\n"
      "      where the system allows; it is a new file: other hard links to OUT keep the old\n"
      "      contents, and ACLs and extended attributes are not kept. Standard output that\n"
-     "      is a file gets the result once it is complete. A pipe, a terminal, a FIFO or a device receives the output as it is\n"
-     "      computed, and may hold a partial result if the scan fails. A read-only OUT is\n"
+     "      is a file gets the result once it is complete. A pipe, a terminal, a FIFO or a\n"
+     "      device receives the output as it is computed, and may hold a partial result if\n"
+     "      the scan fails. A read-only OUT is\n"
      "      not replaced. IN or OUT on standard input or output that is closed is refused\n"
      "      (no file of dlscan takes descriptors 0-2). A progress bar shows on a terminal\n"
      "      when the input takes more than a second.\n"},
@@ -144,8 +145,8 @@ const manual_part manual[] = {
      "values, offsets that fall or pass the number of values, binary output to a terminal,\n"
      "an IN that looks like text without --format, a closed standard input or output as IN\n"
      "or OUT, a type that compaction does not take, a FLAGFILE with fewer or more flags than\n"
-     "IN has values); 2 the library, CUDA or the system failed (no GPU with --backend gpu, out of\n"
-     "memory, a failed write, a missing helper program).\n"},
+     "IN has values); 2 the library, CUDA or the system failed (no GPU with --backend gpu,\n"
+     "out of memory, a failed write, a missing helper program).\n"},
     {NULL, NULL,
      "Examples (each runs as it is, in a directory it may write):\n"
      "  seq 10 | dlscan scan --type int64 --format text   the running totals of 1 .. 10\n"

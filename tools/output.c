@@ -1,15 +1,17 @@
 /*
- * output.c: the output of `dlscan scan` and of `dlscan bench --csv` (files.h), and the
- * signals that remove temporary files.
+ * output.c: the output of the file commands (scan, select, unique, run-length-encode) and of
+ * `dlscan bench --csv` (files.h), the signals that remove temporary files, and the standard
+ * descriptors held at the start so that no file of the command takes them.
  *
  * A regular file is never half-written: it is written to a temporary file in its directory
  * (a symbolic link's target's, as cp follows links) and renamed into place after the last
  * item, with the replaced file's permissions, owner and group (where the system allows:
- * its hard links, ACLs and extended attributes are not kept); standard output that is a regular file gets the result from an unnamed temporary
- * file in $TMPDIR once it is complete. A pipe, a terminal, a FIFO or a device is written
- * straight, as the result is computed: it may hold part of a result that failed. Every
- * signal that ends the program removes the temporary files first: the handler runs with
- * all those signals blocked, then ends the program with the signal's default action.
+ * its hard links, ACLs and extended attributes are not kept); standard output that is a
+ * regular file gets the result from an unnamed temporary file in $TMPDIR once it is
+ * complete. A pipe, a terminal, a FIFO or a device is written straight, as the result is
+ * computed: it may hold part of a result that failed. Every signal that ends the program
+ * removes the temporary files first: the handler runs with all those signals blocked, then
+ * ends the program with the signal's default action.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>

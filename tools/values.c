@@ -137,7 +137,7 @@ uint16_t float_to_16_bits(dlscan_type type, float x)
 /* Where strtod's double lies on a tie of a 16-bit type, the text may lie on either side of
  * it, or on it: the decimal digits decide. A whole number in base 10^9 limbs, least
  * significant first, and its decimal digits. */
-#define LIMBS 48 /* 432 digits: a double's mantissa times 5^1100 needs fewer */
+#define LIMBS 48 /* 432 digits: a tie of bfloat16 (from 2^-134) or float16 needs fewer */
 typedef struct big_decimal {
     uint32_t limb[LIMBS];
     int count;
@@ -155,7 +155,8 @@ static void big_multiply(big_decimal *n, uint32_t factor)
         n->limb[n->count++] = (uint32_t)(carry % 1000000000u);
 }
 
-/* The decimal digits of x > 0, a double of at most 1100 places after the point, into
+/* The decimal digits of x > 0, a double with at most LIMBS * 9 of them (a tie of the 16-bit
+ * types has about 100 at most: 2^-134, bfloat16's smallest, has 94), into
  * `digits` (no leading zero, NUL-terminated); returns the power of ten of the point: x is
  * 0.digits * 10^power. */
 static int double_digits(double x, char *digits, size_t size)
