@@ -185,6 +185,15 @@ static pid_t start_cli(const char *const *args, int *to_stdin, int out, int err,
                 dup2(from[fd], fd);
             else
                 close(fd);
+        /* The command starts with every signal at its default and none blocked, whatever
+         * this test inherited (under nohup, SIGHUP is ignored, and the command keeps an
+         * ignored signal ignored); then SIGPIPE as asked. */
+        for (int s = 1; s <= SIGRTMAX; ++s)
+            if (s != SIGKILL && s != SIGSTOP)
+                signal(s, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, sigpipe);
         const struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
