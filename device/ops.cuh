@@ -129,8 +129,8 @@ template <typename T> struct dl_max {
 };
 /* float32: min.NaN and max.NaN (sm_80 on), one instruction (FMNMX) where the comparisons and
  * select are several in a row on the scan's critical path (bench/NOTES.md, "Min and max:
- * redux.sync and FMNMX"). A NaN in gives the canonical NaN; of two equal zeros, -0 is the
- * smaller. */
+ * redux.sync and FMNMX"). A NaN in gives the canonical NaN; of two equal zeros, either may
+ * come out (dlscan.h). */
 template <> struct dl_min<float> {
     __device__ static float identity() { return dl_limits<float>::highest(); }
     __device__ float operator()(float a, float b) const

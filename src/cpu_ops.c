@@ -4,7 +4,6 @@
  * on the unsigned type of the same size: two's-complement wrap-around without undefined
  * behaviour (as on the GPU).
  */
-#include <math.h>
 #include <string.h>
 
 #include "cpu_ops.h"
