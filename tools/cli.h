@@ -1,8 +1,9 @@
 /*
  * cli.h: what the files of the `dlscan` command share. main.c dispatches to the commands
- * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c) and holds the manual and the
- * error convention; manpage.c turns the manual into the man page; backend.c picks the
- * backend, helpers.c finds and runs helper programs, progress.c draws the progress bar.
+ * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c); manual.c holds the manual
+ * and the error convention, which they all use; manpage.c turns the manual into the man
+ * page; backend.c picks the backend, helpers.c finds and runs helper programs, progress.c
+ * draws the progress bar.
  * values.h has the element types and their numbers, files.h the input and output files
  * (files.c, output.c), segments.h the keys and offsets of segmented scans (segments.c),
  * chunks.h a chunk's memory, compact.h what the compaction commands share (compact.c).
@@ -24,7 +25,7 @@
 #define DLSCAN_CLI_LIBEXEC "../libexec/dlscan"
 #endif
 
-/* ---- main.c: exit statuses, errors, the manual, the commands ---- */
+/* ---- manual.c: exit statuses, errors, the manual; the commands (one file each) ---- */
 
 enum { STATUS_OK = 0, STATUS_BAD_INPUT = 1, STATUS_FAILED = 2 };
 

@@ -1,7 +1,7 @@
 /*
  * manpage.c: `dlscan --man` prints the man page, dlscan.1, in roff; tools/meson.build runs
  * it at build time and installs the page. The page is the manual of `dlscan --help`
- * (main.c), line by line, so the two cannot drift apart (its last parts are the sections
+ * (manual.c), line by line, so the two cannot drift apart (its last parts are the sections
  * HELP AND VERSION, EXIT STATUS and EXAMPLES):
  *
  *     "  dlscan scan --type ..." and the lines under it, deeper    a subsection, its synopsis
