@@ -14,6 +14,27 @@
 
 #include "cli.h"
 
+size_t chunk_items_for(const stream_options *s, const input_file *in, size_t item_size,
+                       size_t widest, int buffers, int on_gpu)
+{
+    size_t bytes = on_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+    size_t free_bytes = 0, total_bytes = 0;
+    if (on_gpu && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess &&
+        free_bytes / (size_t)buffers < bytes)
+        bytes = free_bytes / (size_t)buffers;
+#else
+    (void)buffers;
+#endif
+    size_t items = s->chunk_items ? (size_t)s->chunk_items : bytes / widest;
+    if (in->size >= 0) {
+        const size_t most = s->text ? (size_t)in->size / 2 + 1 : (size_t)in->size / item_size;
+        if (most < items)
+            items = most;
+    }
+    return items > 0 ? items : 1;
+}
+
 /* The buffers of each kind, in one order: in, out, extra. */
 static void chunk_buffers(chunk_memory *m, void **host[CHUNK_BUFFERS],
                           void **device[CHUNK_BUFFERS])

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "cli.h"
+#include "files.h"
 #include "values.h"
 
 typedef struct chunk_memory {
@@ -23,6 +25,13 @@ typedef struct chunk_memory {
 } chunk_memory;
 
 enum { CHUNK_BUFFERS = 3, CHUNK_IN = 0, CHUNK_OUT = 1, CHUNK_EXTRA = 2 };
+
+/* Items per chunk: --chunk-items, else 256 MiB on a GPU (at most a `buffers`-th of its free
+ * memory: each device buffer twice over, room to spare) or 64 MiB on the CPU, in items of
+ * `widest` bytes; never more than an input of known size holds (binary: its items of
+ * `item_size` bytes; text: a number and a newline take two bytes at least). */
+size_t chunk_items_for(const stream_options *s, const input_file *in, size_t item_size,
+                       size_t widest, int buffers, int on_gpu);
 
 /* Buffers for `items` items of `in_size` and of `out_size` bytes, `extra_bytes` (0: none),
  * and the carry. */

@@ -82,6 +82,20 @@ typedef enum backend_choice { BACKEND_AUTO, BACKEND_GPU, BACKEND_CPU } backend_c
 /* "auto", "gpu" or "cpu"; 0 for anything else. */
 int parse_backend(const char *text, backend_choice *choice);
 
+/* The options with a value that the file commands (scan, select, unique,
+ * run-length-encode) take alike (manual.c, beside take_common_argument). */
+typedef struct stream_options {
+    int text, format_given;         /* --format */
+    backend_choice backend;         /* --backend */
+    int threads;                    /* --threads */
+    unsigned long long chunk_items; /* --chunk-items; 0: the backend's default */
+} stream_options;
+
+/* Takes option `a` with its `value` into *s where it is one of them (*taken: 1), else leaves
+ * it (*taken: 0). Returns STATUS_OK, or an exit status after printing why (a bad value). */
+int take_stream_option(const char *command, const char *a, const char *value, stream_options *s,
+                       int *taken);
+
 /* Why dlscan_create found no GPU, in the CUDA runtime's words where it has any. */
 void no_gpu_reason(char *reason, size_t size);
 

@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-#define MAX_CHUNK_ITEMS (1ull << 40)
-
 int parse_compact_options(const char *command, int argc, char **argv, const char *const *own,
                           compact_options *o)
 {
@@ -23,45 +21,27 @@ int parse_compact_options(const char *command, int argc, char **argv, const char
             return status;
         if (taken)
             continue;
-        static const char *const common[] = {"--type", "--format", "--backend", "--threads",
-                                             "--chunk-items"};
-        int which = -1, own_index = -1;
+        static const char *const with_value[] = {"--type", "--format", "--backend", "--threads",
+                                                 "--chunk-items"};
+        int known = 0, own_index = -1;
         for (int k = 0; k < 5; ++k)
-            which = strcmp(a, common[k]) == 0 ? k : which;
+            known |= strcmp(a, with_value[k]) == 0;
         for (int k = 0; own && own[k]; ++k)
             own_index = strcmp(a, own[k]) == 0 ? k : own_index;
-        if (which < 0 && own_index < 0)
+        if (!known && own_index < 0)
             return fail(STATUS_BAD_INPUT, "%s: unknown option '%s'; see 'dlscan %s --help'",
                         command, a, command);
         if (i + 1 >= argc)
             return fail(STATUS_BAD_INPUT, "%s: %s needs a value", command, a);
         const char *value = argv[++i];
-        unsigned long long number;
-        if (own_index >= 0) {
+        const int stream_status = take_stream_option(command, a, value, &o->stream, &taken);
+        if (stream_status != STATUS_OK)
+            return stream_status;
+        if (own_index >= 0)
             o->own[own_index] = value;
-        } else if (which == 0) {
-            if (!(o->type = find_type(value)))
-                return fail(STATUS_BAD_INPUT, "%s: unknown type '%s' (" TYPE_NAMES ")", command,
-                            value);
-        } else if (which == 1) {
-            if (strcmp(value, "binary") != 0 && strcmp(value, "text") != 0)
-                return fail(STATUS_BAD_INPUT, "%s: unknown format '%s' (binary or text)",
-                            command, value);
-            o->text = strcmp(value, "text") == 0;
-            o->format_given = 1;
-        } else if (which == 2) {
-            if (!parse_backend(value, &o->backend))
-                return fail(STATUS_BAD_INPUT, "%s: unknown backend '%s' (auto, gpu or cpu)",
-                            command, value);
-        } else if (which == 3) {
-            if (!parse_count(value, 0, 4096, &number))
-                return fail(STATUS_BAD_INPUT, "%s: --threads takes 0 .. 4096, not '%s'",
-                            command, value);
-            o->threads = (int)number;
-        } else if (!parse_count(value, 1, MAX_CHUNK_ITEMS, &o->chunk_items)) {
-            return fail(STATUS_BAD_INPUT, "%s: --chunk-items takes 1 .. %llu, not '%s'",
-                        command, MAX_CHUNK_ITEMS, value);
-        }
+        else if (!taken && !(o->type = find_type(value))) /* --type */
+            return fail(STATUS_BAD_INPUT, "%s: unknown type '%s' (" TYPE_NAMES ")", command,
+                        value);
     }
     o->in_path = common.in_path, o->out_path = common.out_path, o->quiet = common.quiet;
     if (!o->type)
@@ -80,23 +60,15 @@ int compact_open(compact_stream *s, const compact_options *o, size_t extra_size)
     char activity[64];
     snprintf(activity, sizeof activity, "running %s on the CPU backend", o->command);
     int status = input_open(&s->in, o->in_path);
-    s->in.refuse_text = !o->format_given;
+    s->in.refuse_text = !o->stream.format_given;
     if (status != STATUS_OK || (status = output_open(&s->out, o->out_path)) != STATUS_OK ||
-        (!o->text && (status = output_refuse_terminal(&s->out)) != STATUS_OK) ||
-        (status = open_handle(o->backend, o->threads, o->quiet, activity, &s->h, &s->on_gpu)) !=
-            STATUS_OK)
+        (!o->stream.text && (status = output_refuse_terminal(&s->out)) != STATUS_OK) ||
+        (status = open_handle(o->stream.backend, o->stream.threads, o->quiet, activity, &s->h,
+                              &s->on_gpu)) != STATUS_OK)
         return status;
-    /* 256 MiB on a GPU, 64 MiB on the CPU, of the wider of an item and its extra bytes;
-     * never more than a binary IN of known size holds (text: two bytes a number at least) */
+    /* of the wider of an item and its extra bytes; three device buffers, twice over */
     const size_t wider = o->type->size > extra_size ? o->type->size : extra_size;
-    size_t items = o->chunk_items ? (size_t)o->chunk_items
-                                  : ((size_t)(s->on_gpu ? 256 : 64) << 20) / wider;
-    if (s->in.size >= 0) {
-        const size_t most = o->text ? (size_t)s->in.size / 2 + 1
-                                    : (size_t)s->in.size / o->type->size;
-        items = most < items ? most : items;
-    }
-    s->chunk = items > 0 ? items : 1;
+    s->chunk = chunk_items_for(&o->stream, &s->in, o->type->size, wider, 6, s->on_gpu);
     progress_start(&s->bar, o->quiet);
     if ((status = chunk_memory_alloc(&s->m, s->on_gpu, s->chunk, o->type->size, o->type->size,
                                      s->chunk * extra_size)) != STATUS_OK)
@@ -116,9 +88,9 @@ int compact_next(compact_stream *s, size_t *n)
     *n = 0;
     if (s->ended)
         return STATUS_OK;
-    int status = read_chunk(&s->in, s->o->type, s->o->text, s->m.host_in, s->chunk, n);
+    int status = read_chunk(&s->in, s->o->type, s->o->stream.text, s->m.host_in, s->chunk, n);
     /* a short read is the end of a binary input; text ends with a chunk of nothing */
-    s->ended = *n == 0 || (!s->o->text && *n < s->chunk);
+    s->ended = *n == 0 || (!s->o->stream.text && *n < s->chunk);
     if (status == STATUS_OK)
         status = chunk_copy(&s->m, CHUNK_IN, 1, *n * s->o->type->size);
     progress_update(&s->bar, s->in.consumed, s->in.size, 0);

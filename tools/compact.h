@@ -20,10 +20,8 @@ enum { COMPACT_OWN = 4 }; /* a command's own options that take a value, at most 
 typedef struct compact_options {
     const char *command;              /* "select", for messages */
     const type_info *type;            /* --type */
-    int text, format_given;           /* --format */
-    backend_choice backend;
-    int threads, quiet;
-    unsigned long long chunk_items;   /* 0: the backend's default */
+    stream_options stream;            /* --format, --backend, --threads, --chunk-items */
+    int quiet;
     const char *in_path, *out_path;   /* "-", NULL: standard input, standard output */
     const char *own[COMPACT_OWN];     /* the values of the command's own options, or NULL */
 } compact_options;

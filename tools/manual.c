@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "values.h"
+
+#define MAX_CHUNK_ITEMS (1ull << 40)
 
 const manual_part manual[] = {
     {"info", "dlscan info",
@@ -183,6 +186,36 @@ int take_common_argument(const char *command, const char *a, common_arguments *c
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
         print_usage(command);
         return -1;
+    } else {
+        *taken = 0;
+    }
+    return STATUS_OK;
+}
+
+int take_stream_option(const char *command, const char *a, const char *value, stream_options *s,
+                       int *taken)
+{
+    *taken = 1;
+    unsigned long long number;
+    if (strcmp(a, "--format") == 0) {
+        if (strcmp(value, "binary") != 0 && strcmp(value, "text") != 0)
+            return fail(STATUS_BAD_INPUT, "%s: unknown format '%s' (binary or text)", command,
+                        value);
+        s->text = strcmp(value, "text") == 0;
+        s->format_given = 1;
+    } else if (strcmp(a, "--backend") == 0) {
+        if (!parse_backend(value, &s->backend))
+            return fail(STATUS_BAD_INPUT, "%s: unknown backend '%s' (auto, gpu or cpu)", command,
+                        value);
+    } else if (strcmp(a, "--threads") == 0) {
+        if (!parse_count(value, 0, 4096, &number))
+            return fail(STATUS_BAD_INPUT, "%s: --threads takes 0 .. 4096, not '%s'", command,
+                        value);
+        s->threads = (int)number;
+    } else if (strcmp(a, "--chunk-items") == 0) {
+        if (!parse_count(value, 1, MAX_CHUNK_ITEMS, &s->chunk_items))
+            return fail(STATUS_BAD_INPUT, "%s: --chunk-items takes 1 .. %llu, not '%s'", command,
+                        MAX_CHUNK_ITEMS, value);
     } else {
         *taken = 0;
     }

@@ -24,8 +24,8 @@ static void write_run(compact_stream *s, output_file *lengths, const open_run *r
 {
     if (!run->open)
         return;
-    output_values(&s->out, s->o->type, s->o->text, &run->item, 1);
-    output_values(lengths, find_type("uint64"), s->o->text, &run->length, 1);
+    output_values(&s->out, s->o->type, s->o->stream.text, &run->item, 1);
+    output_values(lengths, find_type("uint64"), s->o->stream.text, &run->length, 1);
 }
 
 int cmd_run_length_encode(int argc, char **argv)
@@ -46,7 +46,7 @@ int cmd_run_length_encode(int argc, char **argv)
     compact_stream s;
     status = compact_open(&s, &o, sizeof(size_t));
     if (status == STATUS_OK && (status = output_open(&lengths, lengths_path)) == STATUS_OK &&
-        !o.text)
+        !o.stream.text)
         status = output_refuse_terminal(&lengths);
     open_run run = {{0}, 0, 0};
     size_t n, count;
@@ -67,8 +67,8 @@ int cmd_run_length_encode(int argc, char **argv)
             run.length += run_lengths[first++];
         if (first < count) { /* it ends: the chunk's runs but its last, which stays open */
             write_run(&s, &lengths, &run);
-            output_values(&s.out, o.type, o.text, items + first * size, count - 1 - first);
-            output_values(&lengths, find_type("uint64"), o.text, run_lengths + first,
+            output_values(&s.out, o.type, o.stream.text, items + first * size, count - 1 - first);
+            output_values(&lengths, find_type("uint64"), o.stream.text, run_lengths + first,
                           count - 1 - first);
             memcpy(&run.item, items + (count - 1) * size, size);
             run.length = run_lengths[count - 1];

@@ -58,15 +58,10 @@ typedef struct scan_options {
     segment_kind segments;      /* --keys or --offsets */
     const char *segments_path;  /* KEYFILE or OFFSETFILE */
     const type_info *key_type;  /* --key-type (default: --type) */
-    int text, format_given;
-    unsigned long long chunk_items; /* 0: the backend's default */
-    backend_choice backend;
-    int threads;
+    stream_options stream;      /* --format, --backend, --threads, --chunk-items */
     int quiet;
     const char *in_path, *out_path; /* NULL or "-": standard input or output */
 } scan_options;
-
-#define MAX_CHUNK_ITEMS (1ull << 40)
 
 /* Returns STATUS_OK, -1 after --help, or an exit status after printing why. */
 static int parse_scan_options(int argc, char **argv, scan_options *o)
@@ -97,7 +92,11 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
         if (i + 1 >= argc)
             return fail(STATUS_BAD_INPUT, "scan: %s needs a value", a);
         const char *value = argv[++i];
-        unsigned long long number;
+        const int stream_status = take_stream_option("scan", a, value, &o->stream, &taken);
+        if (stream_status != STATUS_OK)
+            return stream_status;
+        if (taken)
+            continue;
         if (strcmp(a, "--type") == 0 || strcmp(a, "--out-type") == 0 ||
             strcmp(a, "--key-type") == 0) {
             const type_info *type = find_type(value);
@@ -120,24 +119,8 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
                     o->op = (dlscan_op)k, known_op = 1;
             if (!known_op)
                 return fail(STATUS_BAD_INPUT, "scan: unknown operator '%s' (sum, min or max)", value);
-        } else if (strcmp(a, "--init") == 0) {
+        } else { /* --init */
             o->init_text = value;
-        } else if (strcmp(a, "--format") == 0) {
-            if (strcmp(value, "binary") != 0 && strcmp(value, "text") != 0)
-                return fail(STATUS_BAD_INPUT, "scan: unknown format '%s' (binary or text)", value);
-            o->text = strcmp(value, "text") == 0;
-            o->format_given = 1;
-        } else if (strcmp(a, "--backend") == 0) {
-            if (!parse_backend(value, &o->backend))
-                return fail(STATUS_BAD_INPUT, "scan: unknown backend '%s' (auto, gpu or cpu)", value);
-        } else if (strcmp(a, "--threads") == 0) {
-            if (!parse_count(value, 0, 4096, &number))
-                return fail(STATUS_BAD_INPUT, "scan: --threads takes 0 .. 4096, not '%s'", value);
-            o->threads = (int)number;
-        } else {
-            if (!parse_count(value, 1, MAX_CHUNK_ITEMS, &o->chunk_items))
-                return fail(STATUS_BAD_INPUT, "scan: --chunk-items takes 1 .. %llu, not '%s'",
-                            MAX_CHUNK_ITEMS, value);
         }
     }
     o->in_path = common.in_path, o->out_path = common.out_path, o->quiet = common.quiet;
@@ -286,33 +269,6 @@ static size_t segment_item_size(const scan_options *o)
                                              : 0;
 }
 
-/* Items per chunk: the option, else the backend's default in bytes of the widest of the
- * types (values in and out, keys or offsets), never more than the input can hold where its
- * size is known. */
-static size_t chunk_items_for(const scan_options *o, const input_file *in, int on_gpu)
-{
-    size_t bytes = on_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
-#ifdef DLSCAN_CLI_HAVE_CUDA
-    /* each device buffer, twice over: room to spare */
-    const size_t buffers = o->segments ? 6 : 4;
-    size_t free_bytes = 0, total_bytes = 0;
-    if (on_gpu && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess &&
-        free_bytes / buffers < bytes)
-        bytes = free_bytes / buffers;
-#endif
-    size_t wider = o->type->size > o->scan_type->size ? o->type->size : o->scan_type->size;
-    if (segment_item_size(o) > wider)
-        wider = segment_item_size(o);
-    size_t items = o->chunk_items ? (size_t)o->chunk_items : bytes / wider;
-    if (in->size >= 0) {
-        /* binary: the file's items; text: a number and a newline take two bytes at least */
-        const size_t most = o->text ? (size_t)in->size / 2 + 1 : (size_t)in->size / o->type->size;
-        if (most < items)
-            items = most;
-    }
-    return items > 0 ? items : 1;
-}
-
 int cmd_scan(int argc, char **argv)
 {
     scan_options o;
@@ -333,20 +289,26 @@ int cmd_scan(int argc, char **argv)
     int on_gpu = 0;
     if ((status = input_open(&in, o.in_path)) != STATUS_OK)
         goto done;
-    in.refuse_text = !o.format_given;
-    if (!o.text && in.size >= 0 && in.size % (long long)type->size) {
+    in.refuse_text = !o.stream.format_given;
+    if (!o.stream.text && in.size >= 0 && in.size % (long long)type->size) {
         status = input_truncated(&in, (unsigned long long)in.size, type);
         goto done;
     }
-    if ((status = segments_open(&segments, o.segments, o.segments_path, o.key_type, o.text, &in,
-                                type)) != STATUS_OK ||
+    if ((status = segments_open(&segments, o.segments, o.segments_path, o.key_type,
+                                o.stream.text, &in, type)) != STATUS_OK ||
         (status = output_open(&out, o.out_path)) != STATUS_OK ||
-        (!o.text && (status = output_refuse_terminal(&out)) != STATUS_OK) ||
-        (status = open_handle(o.backend, o.threads, o.quiet, "scanning on the CPU backend", &h,
-                              &on_gpu)) != STATUS_OK ||
+        (!o.stream.text && (status = output_refuse_terminal(&out)) != STATUS_OK) ||
+        (status = open_handle(o.stream.backend, o.stream.threads, o.quiet,
+                              "scanning on the CPU backend", &h, &on_gpu)) != STATUS_OK ||
         (status = check_pair(h, &o)) != STATUS_OK)
         goto done;
-    const size_t chunk = chunk_items_for(&o, &in, on_gpu);
+    /* the widest of the types (values in and out, keys or offsets); each device buffer
+     * twice over: 4, with keys or offsets 6 */
+    size_t wider = type->size > o.scan_type->size ? type->size : o.scan_type->size;
+    if (segment_item_size(&o) > wider)
+        wider = segment_item_size(&o);
+    const size_t chunk = chunk_items_for(&o.stream, &in, type->size, wider,
+                                         o.segments ? 6 : 4, on_gpu);
     /* keys: one per item; offsets: those within a chunk, as size_t, at most one per item
      * and one more */
     const size_t segments_bytes = o.segments == SEGMENTS_OFFSETS ? (chunk + 1) * sizeof(size_t)
@@ -360,7 +322,7 @@ int cmd_scan(int argc, char **argv)
     unsigned long long total = 0; /* items so far */
     for (;;) {
         size_t n = 0;
-        status = read_chunk(&in, type, o.text, memory.host_in, chunk, &n);
+        status = read_chunk(&in, type, o.stream.text, memory.host_in, chunk, &n);
         if (status != STATUS_OK || n == 0)
             break;
         total += n;
@@ -379,11 +341,11 @@ int cmd_scan(int argc, char **argv)
         /* Items in no segment (after the rounding, which writes only the scanned ones). */
         copy_unscanned(&o, memory.host_in, result, 0, c.begin);
         copy_unscanned(&o, memory.host_in, result, c.end, n);
-        output_values(&out, out_type, o.text, result, n);
+        output_values(&out, out_type, o.stream.text, result, n);
         if ((status = output_chunk_done(&out)) != STATUS_OK)
             break;
         progress_update(&bar, in.consumed, in.size, 0);
-        if (n < chunk && !o.text)
+        if (n < chunk && !o.stream.text)
             break; /* a short read is the end of a binary input */
     }
     progress_update(&bar, in.consumed, in.size, 1);

@@ -67,7 +67,7 @@ int cmd_select(int argc, char **argv)
     while (status == STATUS_OK && (status = compact_next(&s, &n)) == STATUS_OK && n > 0) {
         dlscan_status called;
         if (flags_path) {
-            if ((status = read_chunk(&flags, flag_type, o.text, s.m.host_extra, n, &got)) !=
+            if ((status = read_chunk(&flags, flag_type, o.stream.text, s.m.host_extra, n, &got)) !=
                 STATUS_OK)
                 break;
             if (got < n) {
@@ -94,12 +94,12 @@ int cmd_select(int argc, char **argv)
         }
         if ((status = compact_fetch(&s, &count, 0)) != STATUS_OK)
             break;
-        output_values(&s.out, o.type, o.text, s.m.host_out, count);
+        output_values(&s.out, o.type, o.stream.text, s.m.host_out, count);
         status = output_chunk_done(&s.out);
     }
     scan_value extra;
     if (status == STATUS_OK && flags_path &&
-        (status = read_chunk(&flags, flag_type, o.text, &extra, 1, &got)) == STATUS_OK && got)
+        (status = read_chunk(&flags, flag_type, o.stream.text, &extra, 1, &got)) == STATUS_OK && got)
         status = fail(STATUS_BAD_INPUT, "select: %s has more flags than %s has values (one "
                                         "flag per value)",
                       flags.name, s.in.name);

@@ -30,7 +30,7 @@ int cmd_unique(int argc, char **argv)
             break;
         const char *kept = s.m.host_out;
         const size_t skip = have_last && memcmp(kept, &last, size) == 0;
-        output_values(&s.out, o.type, o.text, kept + skip * size, count - skip);
+        output_values(&s.out, o.type, o.stream.text, kept + skip * size, count - skip);
         memcpy(&last, kept + (count - 1) * size, size);
         have_last = 1;
         status = output_chunk_done(&s.out);
