@@ -1,7 +1,7 @@
 /*
  * cpu_compact.c: stream compaction on a CPU handle: select_flagged, select_if, unique,
  * run-length encode and reduce-by-key on the same protocol as the CPU scan
- * (cpu_backend.c) and the GPU's compaction (device/compact_kernel.cu), with the same
+ * (cpu_engine.c) and the GPU's compaction (device/compact_kernel.cu), with the same
  * carried values:
  *   select, unique       lo = count of kept items;
  *   run-length encode    lo = heads, hi = position of the last head, under (sum, max);
@@ -15,7 +15,8 @@
  */
 #include <string.h>
 
-#include "cpu_backend.h"
+#include "cpu_compact.h"
+#include "cpu_engine.h"
 
 static dl_bits dl_count_combine(dl_bits earlier, dl_bits later)
 {

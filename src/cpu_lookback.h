@@ -1,7 +1,7 @@
 /*
  * cpu_lookback.h: the look-back of device/protocol.h as a CPU thread runs it: one thread
  * walking the lanes and slots of the same windows the GPU's warp reads, with C11 atomics for
- * the descriptors. The CPU backend's files include it (cpu_backend.h).
+ * the descriptors. The CPU backend's files include it (cpu_engine.h).
  */
 #ifndef DLSCAN_CPU_LOOKBACK_H
 #define DLSCAN_CPU_LOOKBACK_H

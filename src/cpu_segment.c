@@ -1,6 +1,6 @@
 /*
  * cpu_segment.c: segmented scans on a CPU handle, by key or over segment offsets, on the
- * protocol of the plain scan (cpu_backend.c) with the rule for segments (device/protocol.h,
+ * protocol of the plain scan (cpu_engine.c) with the rule for segments (device/protocol.h,
  * "Segments"): a tile's value is the reduction of its items from its last segment head on, the
  * init folded in first, and a tile that holds a head publishes it as its inclusive prefix P at
  * once. A tile without a head continues the segment before it: it publishes its aggregate A and
@@ -12,7 +12,8 @@
  */
 #include <string.h>
 
-#include "cpu_backend.h"
+#include "cpu_engine.h"
+#include "cpu_segment.h"
 
 /* The first k <= count - 1 with offsets[k] >= position, or count where there is none. */
 static size_t dl_offsets_lower_bound(const size_t *offsets, size_t count, size_t position)

@@ -1,11 +1,11 @@
 /*
- * cpu_backend.h: what the CPU backend's files share: one call (a job) as its worker threads
- * see it, and the protocol step every kind of tile takes (publish the aggregate, look back,
- * publish the inclusive prefix). cpu_backend.c runs the workers and the scan's tiles;
- * cpu_segment.c the segmented scan's, cpu_compact.c the compaction's.
+ * cpu_engine.h: what the CPU backend's files share, from cpu_engine.c: the handle's state, one
+ * call (a job) as its worker threads see it, running a job, and the protocol step every kind of
+ * tile takes (publish the aggregate, look back, publish the inclusive prefix). The tiles are
+ * cpu_backend.c's (the scan's), cpu_segment.c's and cpu_compact.c's.
  */
-#ifndef DLSCAN_CPU_BACKEND_H
-#define DLSCAN_CPU_BACKEND_H
+#ifndef DLSCAN_CPU_ENGINE_H
+#define DLSCAN_CPU_ENGINE_H
 
 #include <pthread.h>
 
@@ -67,6 +67,23 @@ struct dl_cpu_job {
     dl_cpu_lookback_ctx lookback;
 };
 
+/* A CPU handle's state (its backend_state). */
+typedef struct dl_cpu_state {
+    int threads;
+    size_t tile_items;
+    dl_cpu_worker *workers;  /* `threads` of them, with their scratch, allocated once */
+    _Atomic(dl_word) *descriptors;
+    size_t descriptor_words;
+    _Atomic uint32_t tiles_taken;  /* the tile counter, from ticket_base on */
+    _Atomic uint32_t ticket_base;  /* where the counter starts each call (protocol.h, "Tickets") */
+    _Atomic uint32_t workers_done; /* workers of the running call that finished */
+    _Atomic uint32_t epoch;
+    _Atomic(unsigned long long) stats[DL_STAT_COUNT];
+} dl_cpu_state;
+
+/* Every descriptor to zero: epoch 0, never used, so each reads as X. */
+void dl_cpu_clear_descriptors(dl_cpu_state *s);
+
 /* Runs the job on the calling thread and the handle's helper threads; returns when every
  * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here. */
 void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job);
@@ -87,10 +104,4 @@ dl_bits dl_cpu_tile_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits aggregate);
 dl_bits dl_cpu_segment_prefix(dl_cpu_worker *w, uint32_t tile, dl_bits value, int has_head,
                               int needs_prefix);
 
-/* Segmented scans on a CPU handle (cpu_segment.c): checks the offsets, then runs the job. */
-dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r, uint64_t seed_bits);
-
-/* Compaction on a CPU handle (cpu_compact.c). */
-dlscan_status dl_cpu_compact(dlscan_handle_t h, const dl_compact_request *r);
-
-#endif /* DLSCAN_CPU_BACKEND_H */
+#endif /* DLSCAN_CPU_ENGINE_H */

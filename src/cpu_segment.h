@@ -1,0 +1,12 @@
+/*
+ * cpu_segment.h: what cpu_backend.c calls in cpu_segment.c.
+ */
+#ifndef DLSCAN_CPU_SEGMENT_H
+#define DLSCAN_CPU_SEGMENT_H
+
+#include "internal.h"
+
+/* Segmented scans on a CPU handle (cpu_segment.c): checks the offsets, then runs the job. */
+dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r, uint64_t seed_bits);
+
+#endif /* DLSCAN_CPU_SEGMENT_H */
