@@ -1304,28 +1304,44 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
                      dim3(DL_COMPACT_THREADS), 0, p->dependent_launch, stream);
 }
 
-/* Calls that move and compare items by their bits: one instantiation per item size. */
-template <int KIND> static int dl_compact_by_size(const dl_compact_params *p, dlscan_type type,
-                                                 cudaStream_t stream)
-{
-    if (type == DLSCAN_INT32 || type == DLSCAN_UINT32 || type == DLSCAN_FLOAT32)
-        return dl_compact_run<KIND, uint32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-    return dl_compact_run<KIND, uint64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-}
+/* The bits of an item of X: compaction moves and compares items by them. */
+template <typename X> using dl_bits_of = typename std::conditional<sizeof(X) == 8, uint64_t, uint32_t>::type;
 
-/* Reduce-by-key over values Y with YOp, for keys of either size. */
-struct dl_reduce_by_key_launcher {
+/* Calls that move and compare items by their bits (select_flagged, unique, run-length
+ * encode): one instantiation per item size. */
+template <int KIND> struct dl_compact_by_size {
+    template <typename X> static int run(const dl_compact_params *p, cudaStream_t stream)
+    {
+        return dl_compact_run<KIND, dl_bits_of<X>, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+    }
+};
+
+struct dl_select_if_launcher {
+    template <typename X> static int run(const dl_compact_params *p, cudaStream_t stream)
+    {
+        return dl_compact_run<DL_COMPACT_SELECT_IF, X, uint32_t, dl_sum<uint32_t>, false>(p, stream);
+    }
+};
+
+/* Reduce-by-key over keys moved as bits X and values Y with YOp. */
+template <typename X> struct dl_reduce_by_key_launcher {
     template <typename Y, typename YOp>
-    static int run(const dl_compact_params *p, dlscan_type key_type, int left_fold, cudaStream_t stream)
+    static int run(const dl_compact_params *p, int left_fold, cudaStream_t stream)
     {
         constexpr bool fold_matters = dl_key_fold_matters<Y, YOp>;
-        const bool fold = left_fold && fold_matters;
-        const bool narrow = key_type == DLSCAN_INT32 || key_type == DLSCAN_UINT32 || key_type == DLSCAN_FLOAT32;
-        if (narrow)
-            return fold ? dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint32_t, Y, YOp, fold_matters>(p, stream)
-                        : dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint32_t, Y, YOp, false>(p, stream);
-        return fold ? dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint64_t, Y, YOp, fold_matters>(p, stream)
-                    : dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, uint64_t, Y, YOp, false>(p, stream);
+        return left_fold && fold_matters
+                   ? dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, X, Y, YOp, fold_matters>(p, stream)
+                   : dl_compact_run<DL_COMPACT_REDUCE_BY_KEY, X, Y, YOp, false>(p, stream);
+    }
+};
+
+/* Reduce-by-key's keys of type K, then its values. */
+struct dl_reduce_by_key_keys {
+    template <typename K>
+    static int run(const dl_compact_params *p, dlscan_type value_type, dlscan_op op, int left_fold,
+                   cudaStream_t stream)
+    {
+        return dl_dispatch<dl_reduce_by_key_launcher<dl_bits_of<K>>>(value_type, op, p, left_fold, stream);
     }
 };
 
@@ -1334,21 +1350,13 @@ extern "C" int dl_gpu_compact_launch(const dl_compact_params *p, dlscan_type typ
                                      cudaStream_t stream)
 {
     switch (p->kind) {
-    case DL_COMPACT_SELECT_FLAGGED: return dl_compact_by_size<DL_COMPACT_SELECT_FLAGGED>(p, type, stream);
-    case DL_COMPACT_UNIQUE: return dl_compact_by_size<DL_COMPACT_UNIQUE>(p, type, stream);
-    case DL_COMPACT_RUN_LENGTH: return dl_compact_by_size<DL_COMPACT_RUN_LENGTH>(p, type, stream);
-    case DL_COMPACT_SELECT_IF:
-        switch (type) {
-        case DLSCAN_INT32: return dl_compact_run<DL_COMPACT_SELECT_IF, int32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        case DLSCAN_UINT32: return dl_compact_run<DL_COMPACT_SELECT_IF, uint32_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        case DLSCAN_INT64: return dl_compact_run<DL_COMPACT_SELECT_IF, int64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        case DLSCAN_UINT64: return dl_compact_run<DL_COMPACT_SELECT_IF, uint64_t, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        case DLSCAN_FLOAT32: return dl_compact_run<DL_COMPACT_SELECT_IF, float, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        case DLSCAN_FLOAT64: return dl_compact_run<DL_COMPACT_SELECT_IF, double, uint32_t, dl_sum<uint32_t>, false>(p, stream);
-        default: return (int)cudaErrorInvalidValue;
-        }
+    case DL_COMPACT_SELECT_FLAGGED:
+        return dl_dispatch_item<dl_compact_by_size<DL_COMPACT_SELECT_FLAGGED>>(type, p, stream);
+    case DL_COMPACT_UNIQUE: return dl_dispatch_item<dl_compact_by_size<DL_COMPACT_UNIQUE>>(type, p, stream);
+    case DL_COMPACT_RUN_LENGTH: return dl_dispatch_item<dl_compact_by_size<DL_COMPACT_RUN_LENGTH>>(type, p, stream);
+    case DL_COMPACT_SELECT_IF: return dl_dispatch_item<dl_select_if_launcher>(type, p, stream);
     case DL_COMPACT_REDUCE_BY_KEY:
-        return dl_dispatch<dl_reduce_by_key_launcher>(value_type, op, p, type, left_fold, stream);
+        return dl_dispatch_item<dl_reduce_by_key_keys>(type, p, value_type, op, left_fold, stream);
     default: return (int)cudaErrorInvalidValue;
     }
 }
@@ -1360,8 +1368,8 @@ template <int KIND, typename X> static int dl_compact_prepare_one(void)
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, dl_compact_dynamic_bytes<KIND, X>());
 }
 
-/* The same for the persistent run kernels: keys of both sizes, values Y under YOp (run-length
- * encoding: its counts). */
+/* The same for the persistent run kernels: keys X, values Y under YOp (run-length encoding:
+ * its counts). */
 template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD> static int dl_runs_prepare_one(void)
 {
     return (int)cudaFuncSetAttribute(dl_runs_persistent_kernel<KIND, X, Y, YOp, LEFT_FOLD>,
@@ -1369,42 +1377,63 @@ template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD> static
                                      dl_runs_dynamic_bytes<KIND, X, Y, LEFT_FOLD>());
 }
 
+/* The kernels over items moved as bits X, where the build has a type of X's size:
+ * select_flagged, unique and run-length encoding (counts of both widths). */
+template <typename X> static int dl_compact_prepare_bits(void)
+{
+    if constexpr (dl_bits_built<X>) {
+        int error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, X, unsigned long long,
+                                        dl_sum<unsigned long long>, false>();
+        if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, X, uint32_t, dl_sum<uint32_t>, false>();
+        if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, X>();
+        if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, X>();
+        return error;
+    } else {
+        return (int)cudaSuccess;
+    }
+}
+
+struct dl_select_if_preparer {
+    template <typename X> static int run(int unused)
+    {
+        (void)unused;
+        return dl_compact_prepare_one<DL_COMPACT_SELECT_IF, X>();
+    }
+};
+
+/* Reduce-by-key over values Y under YOp, for keys of each size the build has. */
 struct dl_runs_preparer {
     template <typename Y, typename YOp> static int run(int unused)
     {
         (void)unused;
         constexpr int RBK = DL_COMPACT_REDUCE_BY_KEY;
-        int error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, false>();
-        if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, false>();
-        if constexpr (dl_key_fold_matters<Y, YOp>) {
-            if (!error) error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, true>();
-            if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, true>();
+        int error = (int)cudaSuccess;
+        if constexpr (dl_bits_built<uint32_t>) {
+            error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, false>();
+            if constexpr (dl_key_fold_matters<Y, YOp>)
+                if (!error) error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, true>();
+        }
+        if constexpr (dl_bits_built<uint64_t>) {
+            if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, false>();
+            if constexpr (dl_key_fold_matters<Y, YOp>)
+                if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, true>();
         }
         return error;
     }
 };
 
+/* DL_NOT_BUILT (a type or operator the build left out) as nothing to prepare. */
+static int dl_prepared(int error) { return error == DL_NOT_BUILT ? (int)cudaSuccess : error; }
+
 extern "C" int dl_gpu_compact_prepare(void)
 {
-    using Count = dl_sum<unsigned long long>;
-    using Count32 = dl_sum<uint32_t>;
-    int error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint32_t, unsigned long long, Count, false>();
-    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint64_t, unsigned long long, Count, false>();
-    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint32_t, uint32_t, Count32, false>();
-    if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, uint64_t, uint32_t, Count32, false>();
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64 && !error; ++type)
+    int error = dl_compact_prepare_bits<uint32_t>();
+    if (!error) error = dl_compact_prepare_bits<uint64_t>();
+    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64 && !error; ++type) {
+        error = dl_prepared(dl_dispatch_item<dl_select_if_preparer>((dlscan_type)type, 0));
         for (int op = DLSCAN_SUM; op <= DLSCAN_MAX && !error; ++op)
-            error = dl_dispatch<dl_runs_preparer>((dlscan_type)type, (dlscan_op)op, 0);
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint32_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, uint64_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, uint32_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, uint64_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, int32_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, uint32_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, int64_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, uint64_t>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, float>();
-    if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_IF, double>();
+            error = dl_prepared(dl_dispatch<dl_runs_preparer>((dlscan_type)type, (dlscan_op)op, 0));
+    }
     return error;
 }
 

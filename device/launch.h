@@ -15,6 +15,10 @@
 extern "C" {
 #endif
 
+/* What a launcher returns for a call this build left out (meson's only_types and only_ops;
+ * ops.cuh, dl_built): no kernel was instantiated for it. Not a cudaError_t (those are >= 0). */
+#define DL_NOT_BUILT (-2)
+
 /* One scan call, as the kernel sees it. */
 typedef struct dl_scan_params {
     const void *in;
@@ -37,7 +41,8 @@ typedef struct dl_scan_params {
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
  * `left_fold` selects the deterministic look-back for float sums (other types and operators
- * ignore it: they are exact either way). Returns a cudaError_t as int (0 = cudaSuccess). */
+ * ignore it: they are exact either way). Returns a cudaError_t as int (0 = cudaSuccess), or
+ * DL_NOT_BUILT. */
 int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan_type type,
                        dlscan_op op, int left_fold, cudaStream_t stream);
 
@@ -49,8 +54,8 @@ int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t 
 /* Items per tile the GPU kernels use for a scan accumulating in `type` (dl_acc_type). */
 size_t dl_gpu_tile_items(dlscan_type type);
 
-/* Once per handle, on its device: lets the persistent kernels use the shared memory they
- * need. Returns a cudaError_t as int. */
+/* Once per handle, on its device: lets the persistent kernels the build has use the shared
+ * memory they need. Returns a cudaError_t as int. */
 int dl_gpu_scan_prepare(void);
 
 /* Blocks per SM of the persistent kernel's grid. */
@@ -67,7 +72,8 @@ typedef struct dl_segment_params {
     uint64_t num_segments;
 } dl_segment_params;
 
-/* Enqueues one segmented scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does. */
+/* Enqueues one segmented scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does (and
+ * returns what it does). */
 int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
 
@@ -113,7 +119,7 @@ static inline int dl_compact_words_per_tile(int kind)
 }
 
 /* Enqueues one compaction kernel; type is the items' (keys') type, value_type and op are
- * reduce-by-key's. Returns a cudaError_t as int. */
+ * reduce-by-key's. Returns a cudaError_t as int, or DL_NOT_BUILT. */
 int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "dlscan.h"
+#include "launch.h"
 #include "warp.cuh"
 
 template <typename T> struct dl_limits;
@@ -245,44 +246,119 @@ template <typename OUT, typename T> __device__ __forceinline__ OUT dl_narrow(T x
 
 /* ---------------------------------------------------------------- dispatch */
 
-/* Calls LAUNCHER::template run<T, Op>(args...) for (type, op); returns
- * cudaErrorInvalidValue for values outside the enums (the host layer checks them first).
- * Compaction's dispatch: the six 32- and 64-bit types. */
+/*
+ * The build's subset: meson's only_types and only_ops (meson_options.txt) as bitmasks over
+ * dlscan_type and dlscan_op (bit 1 << DLSCAN_INT32, ...), defined only where an option is
+ * set; unset, everything is built. A call is built where every type it names (items and
+ * output; compaction's items, or reduce-by-key's keys and values) is in only_types and its
+ * operator, where it takes one, in only_ops. The dispatch below tests this with `if constexpr`
+ * before each kernel, so a left-out kernel is never instantiated, and returns DL_NOT_BUILT
+ * (launch.h) for the call. A kernel that serves several calls (int32 and uint32 sums) is
+ * built where one of them is.
+ */
+#ifndef DL_ONLY_TYPES
+#define DL_ONLY_TYPES (~0u)
+#endif
+#ifndef DL_ONLY_OPS
+#define DL_ONLY_OPS (~0u)
+#endif
+
+static constexpr bool dl_type_built(dlscan_type type) { return (DL_ONLY_TYPES) >> type & 1u; }
+
+static constexpr bool dl_built(dlscan_type in, dlscan_type out, dlscan_op op)
+{
+    return dl_type_built(in) && dl_type_built(out) && ((DL_ONLY_OPS) >> op & 1u);
+}
+
+/* Whether compaction's kernels that move items as their bits X (uint32_t or uint64_t) are
+ * built: where a compaction type of X's size is. */
+template <typename X>
+static constexpr bool dl_bits_built =
+    sizeof(X) == 4 ? dl_type_built(DLSCAN_INT32) || dl_type_built(DLSCAN_UINT32) || dl_type_built(DLSCAN_FLOAT32)
+                   : dl_type_built(DLSCAN_INT64) || dl_type_built(DLSCAN_UINT64) || dl_type_built(DLSCAN_FLOAT64);
+
+/* Calls LAUNCHER::template run<X>(args...) for items of `type`, one of compaction's six 32-
+ * and 64-bit types, as its C type X; DL_NOT_BUILT where the build left the type out;
+ * cudaErrorInvalidValue for other values (the host layer checks them first). */
+template <typename LAUNCHER, typename... ARGS>
+static int dl_dispatch_item(dlscan_type type, ARGS... args)
+{
+#define DL_DISPATCH_ITEM(TYPE, X)                                                              \
+    case TYPE:                                                                                 \
+        if constexpr (dl_type_built(TYPE))                                                     \
+            return LAUNCHER::template run<X>(args...);                                         \
+        else                                                                                   \
+            return DL_NOT_BUILT;
+    switch (type) {
+        DL_DISPATCH_ITEM(DLSCAN_INT32, int32_t)
+        DL_DISPATCH_ITEM(DLSCAN_UINT32, uint32_t)
+        DL_DISPATCH_ITEM(DLSCAN_INT64, int64_t)
+        DL_DISPATCH_ITEM(DLSCAN_UINT64, uint64_t)
+        DL_DISPATCH_ITEM(DLSCAN_FLOAT32, float)
+        DL_DISPATCH_ITEM(DLSCAN_FLOAT64, double)
+    default: return (int)cudaErrorInvalidValue;
+    }
+#undef DL_DISPATCH_ITEM
+}
+
+/* Calls LAUNCHER::template run<T, Op>(args...) for (type, op), where the build has them
+ * (DL_NOT_BUILT otherwise); returns cudaErrorInvalidValue for values outside the enums.
+ * Reduce-by-key's values: the six 32- and 64-bit types. */
 template <typename LAUNCHER, typename... ARGS>
 static int dl_dispatch(dlscan_type type, dlscan_op op, ARGS... args)
 {
-#define DL_DISPATCH_OPS(SUM_T, T)                                                              \
-    switch (op) {                                                                              \
-    case DLSCAN_SUM: return LAUNCHER::template run<SUM_T, dl_sum<SUM_T>>(args...);             \
-    case DLSCAN_MIN: return LAUNCHER::template run<T, dl_min<T>>(args...);                     \
-    case DLSCAN_MAX: return LAUNCHER::template run<T, dl_max<T>>(args...);                     \
-    default: return (int)cudaErrorInvalidValue;                                                \
-    }
+#define DL_DISPATCH_RUN(TYPE, OP, T, Op)                                                       \
+    if constexpr (dl_built(TYPE, TYPE, OP))                                                    \
+        return LAUNCHER::template run<T, Op>(args...);                                         \
+    else                                                                                       \
+        return DL_NOT_BUILT;
+#define DL_DISPATCH_OPS(TYPE, SUM_T, T)                                                        \
+    case TYPE:                                                                                 \
+        switch (op) {                                                                          \
+        case DLSCAN_SUM: DL_DISPATCH_RUN(TYPE, DLSCAN_SUM, SUM_T, dl_sum<SUM_T>)               \
+        case DLSCAN_MIN: DL_DISPATCH_RUN(TYPE, DLSCAN_MIN, T, dl_min<T>)                       \
+        case DLSCAN_MAX: DL_DISPATCH_RUN(TYPE, DLSCAN_MAX, T, dl_max<T>)                       \
+        default: return (int)cudaErrorInvalidValue;                                            \
+        }
     switch (type) {
-    case DLSCAN_INT32: DL_DISPATCH_OPS(uint32_t, int32_t)
-    case DLSCAN_UINT32: DL_DISPATCH_OPS(uint32_t, uint32_t)
-    case DLSCAN_INT64: DL_DISPATCH_OPS(uint64_t, int64_t)
-    case DLSCAN_UINT64: DL_DISPATCH_OPS(uint64_t, uint64_t)
-    case DLSCAN_FLOAT32: DL_DISPATCH_OPS(float, float)
-    case DLSCAN_FLOAT64: DL_DISPATCH_OPS(double, double)
+        DL_DISPATCH_OPS(DLSCAN_INT32, uint32_t, int32_t)
+        DL_DISPATCH_OPS(DLSCAN_UINT32, uint32_t, uint32_t)
+        DL_DISPATCH_OPS(DLSCAN_INT64, uint64_t, int64_t)
+        DL_DISPATCH_OPS(DLSCAN_UINT64, uint64_t, uint64_t)
+        DL_DISPATCH_OPS(DLSCAN_FLOAT32, float, float)
+        DL_DISPATCH_OPS(DLSCAN_FLOAT64, double, double)
     default: return (int)cudaErrorInvalidValue;
     }
 #undef DL_DISPATCH_OPS
+#undef DL_DISPATCH_RUN
 }
 
 /* What dl_dispatch_pair returns for a pair of types it has no kernel for. */
 #define DL_NO_PAIR (-1)
 
-/* Calls LAUNCHER::template run<IN, T, OUT, Op>(args...): a sum reads SUM_IN, accumulates in
- * SUM_T and writes SUM_OUT; min and max read IN, accumulate in T and write OUT. */
-template <typename LAUNCHER, typename SUM_IN, typename SUM_T, typename SUM_OUT, typename IN,
-          typename T, typename OUT, typename... ARGS>
+/* Calls LAUNCHER::template run<IN, T, OUT, Op>(args...) for a scan of IN_TYPE into OUT_TYPE,
+ * where the build has it (DL_NOT_BUILT otherwise): a sum reads SUM_IN, accumulates in SUM_T
+ * and writes SUM_OUT; min and max read IN, accumulate in T and write OUT. */
+template <typename LAUNCHER, dlscan_type IN_TYPE, dlscan_type OUT_TYPE, typename SUM_IN, typename SUM_T,
+          typename SUM_OUT, typename IN, typename T, typename OUT, typename... ARGS>
 static int dl_dispatch_op(dlscan_op op, ARGS... args)
 {
     switch (op) {
-    case DLSCAN_SUM: return LAUNCHER::template run<SUM_IN, SUM_T, SUM_OUT, dl_sum<SUM_T>>(args...);
-    case DLSCAN_MIN: return LAUNCHER::template run<IN, T, OUT, dl_min<T>>(args...);
-    case DLSCAN_MAX: return LAUNCHER::template run<IN, T, OUT, dl_max<T>>(args...);
+    case DLSCAN_SUM:
+        if constexpr (dl_built(IN_TYPE, OUT_TYPE, DLSCAN_SUM))
+            return LAUNCHER::template run<SUM_IN, SUM_T, SUM_OUT, dl_sum<SUM_T>>(args...);
+        else
+            return DL_NOT_BUILT;
+    case DLSCAN_MIN:
+        if constexpr (dl_built(IN_TYPE, OUT_TYPE, DLSCAN_MIN))
+            return LAUNCHER::template run<IN, T, OUT, dl_min<T>>(args...);
+        else
+            return DL_NOT_BUILT;
+    case DLSCAN_MAX:
+        if constexpr (dl_built(IN_TYPE, OUT_TYPE, DLSCAN_MAX))
+            return LAUNCHER::template run<IN, T, OUT, dl_max<T>>(args...);
+        else
+            return DL_NOT_BUILT;
     default: return (int)cudaErrorInvalidValue;
     }
 }
@@ -294,82 +370,92 @@ static int dl_dispatch_op(dlscan_op op, ARGS... args)
  * - an integer sum's result does not depend on the output's signedness (int8 into int32 and
  *   into uint32 run one kernel), nor, written back into 8 or 16 bits, on the input's;
  * - a 32- or 64-bit integer into the other signedness of its own size is the same bits.
- * Returns DL_NO_PAIR for other pairs.
+ * Returns DL_NO_PAIR for other pairs, DL_NOT_BUILT for a pair or operator the build left out.
  */
 template <typename LAUNCHER, typename... ARGS>
 static int dl_dispatch_pair(dlscan_type in, dlscan_type out, dlscan_op op, ARGS... args)
 {
+/* A case of `in` for the scan of IN_TYPE into OUT_TYPE, with dl_dispatch_op's C types. */
+#define DL_PAIR(IN_TYPE, OUT_TYPE, ...)                                                          \
+    case IN_TYPE: return dl_dispatch_op<LAUNCHER, IN_TYPE, OUT_TYPE, __VA_ARGS__>(op, args...);
 /* Integers into the 32- or 64-bit integer OUT_T (sums in SUM_T). */
-#define DL_INTEGER_INTO(SUM_T, OUT_T)                                                            \
-    case DLSCAN_INT8: return dl_dispatch_op<LAUNCHER, int8_t, SUM_T, SUM_T, int8_t, OUT_T, OUT_T>(op, args...);   \
-    case DLSCAN_UINT8: return dl_dispatch_op<LAUNCHER, uint8_t, SUM_T, SUM_T, uint8_t, OUT_T, OUT_T>(op, args...); \
-    case DLSCAN_INT16: return dl_dispatch_op<LAUNCHER, int16_t, SUM_T, SUM_T, int16_t, OUT_T, OUT_T>(op, args...); \
-    case DLSCAN_UINT16: return dl_dispatch_op<LAUNCHER, uint16_t, SUM_T, SUM_T, uint16_t, OUT_T, OUT_T>(op, args...);
+#define DL_INTEGER_INTO(OUT_TYPE, SUM_T, OUT_T)                                                  \
+    DL_PAIR(DLSCAN_INT8, OUT_TYPE, int8_t, SUM_T, SUM_T, int8_t, OUT_T, OUT_T)                   \
+    DL_PAIR(DLSCAN_UINT8, OUT_TYPE, uint8_t, SUM_T, SUM_T, uint8_t, OUT_T, OUT_T)                \
+    DL_PAIR(DLSCAN_INT16, OUT_TYPE, int16_t, SUM_T, SUM_T, int16_t, OUT_T, OUT_T)                \
+    DL_PAIR(DLSCAN_UINT16, OUT_TYPE, uint16_t, SUM_T, SUM_T, uint16_t, OUT_T, OUT_T)
 /* OUT_T into itself, or from its other signedness (the same bits). */
-#define DL_OWN(OWN_IN, OTHER_IN, SUM_T, OUT_T)                                                   \
-    case OWN_IN:                                                                                \
-    case OTHER_IN: return dl_dispatch_op<LAUNCHER, SUM_T, SUM_T, SUM_T, OUT_T, OUT_T, OUT_T>(op, args...);
+#define DL_OWN(OUT_TYPE, OTHER_IN, SUM_T, OUT_T)                                                 \
+    DL_PAIR(OUT_TYPE, OUT_TYPE, SUM_T, SUM_T, SUM_T, OUT_T, OUT_T, OUT_T)                        \
+    DL_PAIR(OTHER_IN, OUT_TYPE, SUM_T, SUM_T, SUM_T, OUT_T, OUT_T, OUT_T)
 /* An 8- or 16-bit integer into itself: accumulated in 32 bits (min and max as OUT_T's
  * signedness), its outputs cut back to its bits. */
-#define DL_NARROW_OWN(SUM_X, X, T)                                                               \
-    return dl_dispatch_op<LAUNCHER, SUM_X, uint32_t, SUM_X, X, T, X>(op, args...);
+#define DL_NARROW_OWN(OUT_TYPE, SUM_X, X, T)                                                     \
+    case OUT_TYPE:                                                                              \
+        switch (in) {                                                                           \
+            DL_PAIR(OUT_TYPE, OUT_TYPE, SUM_X, uint32_t, SUM_X, X, T, X)                         \
+        default: return DL_NO_PAIR;                                                             \
+        }
     switch (out) {
     case DLSCAN_INT32:
         switch (in) {
             DL_OWN(DLSCAN_INT32, DLSCAN_UINT32, uint32_t, int32_t)
-            DL_INTEGER_INTO(uint32_t, int32_t)
+            DL_INTEGER_INTO(DLSCAN_INT32, uint32_t, int32_t)
         default: return DL_NO_PAIR;
         }
     case DLSCAN_UINT32:
         switch (in) {
             DL_OWN(DLSCAN_UINT32, DLSCAN_INT32, uint32_t, uint32_t)
-            DL_INTEGER_INTO(uint32_t, uint32_t)
+            DL_INTEGER_INTO(DLSCAN_UINT32, uint32_t, uint32_t)
         default: return DL_NO_PAIR;
         }
     case DLSCAN_INT64:
         switch (in) {
             DL_OWN(DLSCAN_INT64, DLSCAN_UINT64, uint64_t, int64_t)
-            DL_INTEGER_INTO(uint64_t, int64_t)
-        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, uint64_t, uint64_t, int32_t, int64_t, int64_t>(op, args...);
-        case DLSCAN_UINT32: return dl_dispatch_op<LAUNCHER, uint32_t, uint64_t, uint64_t, uint32_t, int64_t, int64_t>(op, args...);
+            DL_INTEGER_INTO(DLSCAN_INT64, uint64_t, int64_t)
+            DL_PAIR(DLSCAN_INT32, DLSCAN_INT64, int32_t, uint64_t, uint64_t, int32_t, int64_t, int64_t)
+            DL_PAIR(DLSCAN_UINT32, DLSCAN_INT64, uint32_t, uint64_t, uint64_t, uint32_t, int64_t, int64_t)
         default: return DL_NO_PAIR;
         }
     case DLSCAN_UINT64:
         switch (in) {
             DL_OWN(DLSCAN_UINT64, DLSCAN_INT64, uint64_t, uint64_t)
-            DL_INTEGER_INTO(uint64_t, uint64_t)
-        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, uint64_t, uint64_t, int32_t, uint64_t, uint64_t>(op, args...);
-        case DLSCAN_UINT32: return dl_dispatch_op<LAUNCHER, uint32_t, uint64_t, uint64_t, uint32_t, uint64_t, uint64_t>(op, args...);
+            DL_INTEGER_INTO(DLSCAN_UINT64, uint64_t, uint64_t)
+            DL_PAIR(DLSCAN_INT32, DLSCAN_UINT64, int32_t, uint64_t, uint64_t, int32_t, uint64_t, uint64_t)
+            DL_PAIR(DLSCAN_UINT32, DLSCAN_UINT64, uint32_t, uint64_t, uint64_t, uint32_t, uint64_t, uint64_t)
         default: return DL_NO_PAIR;
         }
     case DLSCAN_FLOAT32:
         switch (in) {
-        case DLSCAN_FLOAT32: return dl_dispatch_op<LAUNCHER, float, float, float, float, float, float>(op, args...);
-        case DLSCAN_FLOAT16: return dl_dispatch_op<LAUNCHER, __half, float, float, __half, float, float>(op, args...);
-        case DLSCAN_BFLOAT16: return dl_dispatch_op<LAUNCHER, __nv_bfloat16, float, float, __nv_bfloat16, float, float>(op, args...);
+            DL_PAIR(DLSCAN_FLOAT32, DLSCAN_FLOAT32, float, float, float, float, float, float)
+            DL_PAIR(DLSCAN_FLOAT16, DLSCAN_FLOAT32, __half, float, float, __half, float, float)
+            DL_PAIR(DLSCAN_BFLOAT16, DLSCAN_FLOAT32, __nv_bfloat16, float, float, __nv_bfloat16, float, float)
         default: return DL_NO_PAIR;
         }
     case DLSCAN_FLOAT64:
         switch (in) {
-        case DLSCAN_FLOAT64: return dl_dispatch_op<LAUNCHER, double, double, double, double, double, double>(op, args...);
-        case DLSCAN_FLOAT32: return dl_dispatch_op<LAUNCHER, float, double, double, float, double, double>(op, args...);
-        case DLSCAN_INT32: return dl_dispatch_op<LAUNCHER, int32_t, double, double, int32_t, double, double>(op, args...);
+            DL_PAIR(DLSCAN_FLOAT64, DLSCAN_FLOAT64, double, double, double, double, double, double)
+            DL_PAIR(DLSCAN_FLOAT32, DLSCAN_FLOAT64, float, double, double, float, double, double)
+            DL_PAIR(DLSCAN_INT32, DLSCAN_FLOAT64, int32_t, double, double, int32_t, double, double)
         default: return DL_NO_PAIR;
         }
-    case DLSCAN_INT8: if (in == DLSCAN_INT8) DL_NARROW_OWN(uint8_t, int8_t, int32_t) return DL_NO_PAIR;
-    case DLSCAN_UINT8: if (in == DLSCAN_UINT8) DL_NARROW_OWN(uint8_t, uint8_t, uint32_t) return DL_NO_PAIR;
-    case DLSCAN_INT16: if (in == DLSCAN_INT16) DL_NARROW_OWN(uint16_t, int16_t, int32_t) return DL_NO_PAIR;
-    case DLSCAN_UINT16: if (in == DLSCAN_UINT16) DL_NARROW_OWN(uint16_t, uint16_t, uint32_t) return DL_NO_PAIR;
+    DL_NARROW_OWN(DLSCAN_INT8, uint8_t, int8_t, int32_t)
+    DL_NARROW_OWN(DLSCAN_UINT8, uint8_t, uint8_t, uint32_t)
+    DL_NARROW_OWN(DLSCAN_INT16, uint16_t, int16_t, int32_t)
+    DL_NARROW_OWN(DLSCAN_UINT16, uint16_t, uint16_t, uint32_t)
     case DLSCAN_FLOAT16:
-        if (in == DLSCAN_FLOAT16)
-            return dl_dispatch_op<LAUNCHER, __half, float, __half, __half, float, __half>(op, args...);
-        return DL_NO_PAIR;
+        switch (in) {
+            DL_PAIR(DLSCAN_FLOAT16, DLSCAN_FLOAT16, __half, float, __half, __half, float, __half)
+        default: return DL_NO_PAIR;
+        }
     case DLSCAN_BFLOAT16:
-        if (in == DLSCAN_BFLOAT16)
-            return dl_dispatch_op<LAUNCHER, __nv_bfloat16, float, __nv_bfloat16, __nv_bfloat16, float, __nv_bfloat16>(op, args...);
-        return DL_NO_PAIR;
+        switch (in) {
+            DL_PAIR(DLSCAN_BFLOAT16, DLSCAN_BFLOAT16, __nv_bfloat16, float, __nv_bfloat16, __nv_bfloat16, float, __nv_bfloat16)
+        default: return DL_NO_PAIR;
+        }
     default: return DL_NO_PAIR;
     }
+#undef DL_PAIR
 #undef DL_INTEGER_INTO
 #undef DL_OWN
 #undef DL_NARROW_OWN

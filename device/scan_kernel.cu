@@ -511,7 +511,7 @@ extern "C" int dl_gpu_scan_prepare(void)
             for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
                 const int error = dl_dispatch_pair<dl_scan_preparer>((dlscan_type)in, (dlscan_type)out,
                                                                      (dlscan_op)op, 0);
-                if (error != (int)cudaSuccess && error != DL_NO_PAIR)
+                if (error != (int)cudaSuccess && error != DL_NO_PAIR && error != DL_NOT_BUILT)
                     return error;
             }
     return (int)cudaSuccess;

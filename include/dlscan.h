@@ -67,7 +67,9 @@ typedef struct CUstream_st *cudaStream_t;
       "the handle's storage must grow while the stream is being captured; call "               \
       "dlscan_reserve() before capturing")                                                      \
     X(DLSCAN_ERROR_CUDA, 13, "a CUDA call failed; dlscan_last_error() has the CUDA error")      \
-    X(DLSCAN_ERROR_NOT_SUPPORTED, 14, "not supported by this handle's backend")                 \
+    X(DLSCAN_ERROR_NOT_SUPPORTED, 14,                                                           \
+      "not supported by this handle's backend, or a GPU call this build of dlscan left out "    \
+      "(meson options only_types and only_ops)")                                                \
     X(DLSCAN_ERROR_SYSTEM, 15, "a system call failed (starting a thread)")                       \
     X(DLSCAN_ERROR_TYPE_PAIR, 16,                                                               \
       "dlscan does not scan this input type into this output type (dlscan.h lists the pairs)")
@@ -109,6 +111,13 @@ typedef enum dlscan_type {
  *   GPU gives a canonical quiet NaN.
  * - of two equal zeros, +0 or -0, either may come out. */
 typedef enum dlscan_op { DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2 } dlscan_op;
+
+/* A build of dlscan may hold a subset of the GPU kernels (meson options only_types and
+ * only_ops; by default it holds all of them). A GPU call is built when every type it names
+ * (a scan's or segmented scan's input and output types; compaction's item type;
+ * reduce-by-key's key and value types) is in only_types and its operator, where it takes one,
+ * in only_ops. Another call on a GPU handle returns DLSCAN_ERROR_NOT_SUPPORTED, and
+ * dlscan_last_error() names the call and the options. CPU handles run every call. */
 
 /* An opaque handle: the backend (GPU or CPU), the descriptor storage it keeps between
  * calls, its options and its last error message. */

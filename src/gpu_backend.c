@@ -7,6 +7,7 @@
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -37,6 +38,21 @@ static dlscan_status dl_cuda_fail(dlscan_handle_t h, cudaError_t error, const ch
                    error == cudaErrorMemoryAllocation ? DLSCAN_ERROR_OUT_OF_MEMORY
                                                       : DLSCAN_ERROR_CUDA,
                    "%s failed: %s (%s)", what, cudaGetErrorName(error), cudaGetErrorString(error));
+}
+
+/* The build's subset, as meson.build words it: "meson option only_types = [int32]" (unset: the
+ * build has every call, and no launcher returns DL_NOT_BUILT). */
+#ifndef DL_ONLY_OPTIONS
+#define DL_ONLY_OPTIONS "meson options only_types and only_ops"
+#endif
+
+/* A call the build left out (a launcher's DL_NOT_BUILT); `what` names it: "int64 sum". */
+static dlscan_status dl_not_built(dlscan_handle_t h, const char *what)
+{
+    return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                   "%s: this build of dlscan left it out (%s); rebuild without the option, or with "
+                   "this call's types and operator listed",
+                   what, DL_ONLY_OPTIONS);
 }
 
 static dlscan_status dl_gpu_check_device(dlscan_handle_t h)
@@ -227,6 +243,13 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     } else {
         error = dl_gpu_scan_launch(&params, r->in_type, r->type, r->op, h->deterministic, r->stream);
     }
+    if (error == DL_NOT_BUILT) {
+        char what[64];
+        snprintf(what, sizeof what, "%s%s%s%s %s", segmented ? "segmented " : "",
+                 r->in_type == r->type ? "" : dl_type_name(r->in_type),
+                 r->in_type == r->type ? "" : " into ", dl_type_name(r->type), dl_op_name(r->op));
+        return dl_not_built(h, what);
+    }
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
     return DLSCAN_SUCCESS;
@@ -264,8 +287,20 @@ static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request 
         .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
         .dependent_launch = s->dependent_launch,
     };
-    error = (cudaError_t)dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
+    const int launched = dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
                                                h->deterministic, r->stream);
+    if (launched == DL_NOT_BUILT) {
+        static const char *const kinds[] = {"select_flagged", "select_if", "unique", "run_length_encode",
+                                            "reduce_by_key"};
+        char what[96];
+        if (r->kind == DL_COMPACT_REDUCE_BY_KEY)
+            snprintf(what, sizeof what, "reduce_by_key of %s keys and %s values, %s", dl_type_name(r->type),
+                     dl_type_name(r->value_type), dl_op_name(r->op));
+        else
+            snprintf(what, sizeof what, "%s of %s", kinds[r->kind], dl_type_name(r->type));
+        return dl_not_built(h, what);
+    }
+    error = (cudaError_t)launched;
     return error == cudaSuccess ? DLSCAN_SUCCESS
                                 : dl_cuda_fail(h, error, "launching the compaction kernel");
 }

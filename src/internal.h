@@ -104,6 +104,7 @@ int dl_type_valid(dlscan_type type);
 int dl_op_valid(dlscan_op op);
 size_t dl_type_size(dlscan_type type);
 const char *dl_type_name(dlscan_type type);
+const char *dl_op_name(dlscan_op op);
 /* Does a scan take items of `in` into `out` (dlscan.h lists the pairs)? */
 int dl_pair_valid(dlscan_type in, dlscan_type out);
 /* What a scan into `type` accumulates in: int32 for int8 and int16, uint32 for uint8 and

@@ -38,6 +38,12 @@ const char *dl_type_name(dlscan_type type)
     return dl_type_valid(type) ? names[type] : "invalid";
 }
 
+const char *dl_op_name(dlscan_op op)
+{
+    static const char *const names[] = {"sum", "min", "max"};
+    return dl_op_valid(op) ? names[op] : "invalid";
+}
+
 static int dl_is_integer(dlscan_type type)
 {
     return type != DLSCAN_FLOAT32 && type != DLSCAN_FLOAT64 && type != DLSCAN_FLOAT16 &&
