@@ -81,7 +81,7 @@ static inline size_t bench_level_items(size_t n, size_t chunk)
 
 /* ---------------------------------------------------------------- dlscan's tile */
 
-/* dlscan's tile (tile.cuh, config.h). */
+/* dlscan's tile (tile.cuh, policy.h). */
 #define BENCH_TILE_THREADS DL_SCAN_THREADS
 template <typename T> using bench_tile_shape = dl_scan_shape<T>;
 

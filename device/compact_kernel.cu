@@ -45,7 +45,7 @@
 #include "ring.cuh"
 #include "tile.cuh"
 
-/* The tile (config.h): DL_COMPACT_THREADS threads of DL_COMPACT_ITEMS consecutive items. */
+/* The tile (policy.h): DL_COMPACT_THREADS threads of DL_COMPACT_ITEMS consecutive items. */
 #define DL_COMPACT_WARPS (DL_COMPACT_THREADS / 32)
 #define DL_COMPACT_PADDED (DL_COMPACT_TILE + DL_COMPACT_TILE / DL_COMPACT_ITEMS)
 
@@ -427,7 +427,7 @@ __device__ __forceinline__ T dl_reducers_fold(T mine, T (&parts)[2][DL_COMPACT_R
 template <int KIND, typename X> struct dl_compact_stage {
     using S = dl_scan_shape<X>;
     static_assert(S::tile_items >= DL_COMPACT_MIN_TILE,
-                  "descriptors are reserved for tiles of DL_COMPACT_MIN_TILE items (config.h)");
+                  "descriptors are reserved for tiles of DL_COMPACT_MIN_TILE items (policy.h)");
     static constexpr int items_at = 16;
     static constexpr int flags_at = items_at + S::tile_bytes;
     static constexpr int bytes = flags_at + (KIND == DL_COMPACT_SELECT_FLAGGED ? S::tile_items : 0);
@@ -856,7 +856,7 @@ template <int KIND, typename X, typename Y> struct dl_runs_shape {
     static constexpr int passes = rows * (int)sizeof(pair) > 32 ? rows * (int)sizeof(pair) / 32 : 1;
     static constexpr int scratch_items = values ? dl_warp_scratch<pair, rows, passes>::items : 1;
     static_assert(rows * vec <= 32 && rows % passes == 0, "a thread's heads in one word");
-    static_assert(tile_items >= DL_COMPACT_MIN_TILE, "descriptors are reserved for them (config.h)");
+    static_assert(tile_items >= DL_COMPACT_MIN_TILE, "descriptors are reserved for them (policy.h)");
     static_assert(values_at % 16 == 0 && bytes % 16 == 0, "16-byte aligned bulk copies");
 };
 
@@ -1277,12 +1277,8 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_SELECT_FLAGGED || (uintptr_t)p->flags % 16 == 0);
-        /* From half a tile per block (2^22 int32 items, two tiles per block: 19-23 us against
-         * 24-27 us one block per tile); select_flagged, whose one-block kernel stages its flags in
-         * a second pass, from a quarter (2^20 int32: 5.9-7.8 us against 7.8-8.7). bench/NOTES.md,
-         * "Compaction kernels". */
-        const uint32_t from = p->persistent_min_tiles / (KIND == DL_COMPACT_SELECT_FLAGGED ? 4 : 2);
-        if (aligned && p->persistent_blocks > 0 && tiles > from) {
+        /* From the policy row's count of tiles (policy.h: compact_from, flagged_from). */
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_from) {
             return dl_launch(dl_compact_persistent_kernel<KIND, X>, *p, dim3(p->persistent_blocks),
                              dim3(DL_COMPACT_PERSISTENT_THREADS), dl_compact_dynamic_bytes<KIND, X>(),
                              p->dependent_launch, stream);
@@ -1293,10 +1289,8 @@ static int dl_compact_run(const dl_compact_params *p, cudaStream_t stream)
         const uint64_t tiles = (p->n + G::tile_items - 1) / G::tile_items;
         const bool aligned = (uintptr_t)p->in % 16 == 0 &&
                              (KIND != DL_COMPACT_REDUCE_BY_KEY || (uintptr_t)p->values_in % 16 == 0);
-        /* From a quarter of a tile per block: one block per tile runs from global memory at half
-         * the pace (2^20 int32 run-length encoding, runs of mean 2 to 1024: 8.1-9.9 us against
-         * 10.6-12.3). */
-        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 4)
+        /* From the policy row's count of tiles (policy.h: runs_from). */
+        if (aligned && p->persistent_blocks > 0 && tiles > p->persistent_from)
             return dl_runs_launch<KIND, X, Y, YOp, LEFT_FOLD>(p, stream);
     }
     const uint64_t tiles = (p->n + DL_COMPACT_TILE - 1) / DL_COMPACT_TILE;
@@ -1360,81 +1354,3 @@ extern "C" int dl_gpu_compact_launch(const dl_compact_params *p, dlscan_type typ
     default: return (int)cudaErrorInvalidValue;
     }
 }
-
-/* Lets the persistent compaction kernels use the shared memory their stages need. */
-template <int KIND, typename X> static int dl_compact_prepare_one(void)
-{
-    return (int)cudaFuncSetAttribute(dl_compact_persistent_kernel<KIND, X>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, dl_compact_dynamic_bytes<KIND, X>());
-}
-
-/* The same for the persistent run kernels: keys X, values Y under YOp (run-length encoding:
- * its counts). */
-template <int KIND, typename X, typename Y, typename YOp, bool LEFT_FOLD> static int dl_runs_prepare_one(void)
-{
-    return (int)cudaFuncSetAttribute(dl_runs_persistent_kernel<KIND, X, Y, YOp, LEFT_FOLD>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     dl_runs_dynamic_bytes<KIND, X, Y, LEFT_FOLD>());
-}
-
-/* The kernels over items moved as bits X, where the build has a type of X's size:
- * select_flagged, unique and run-length encoding (counts of both widths). */
-template <typename X> static int dl_compact_prepare_bits(void)
-{
-    if constexpr (dl_bits_built<X>) {
-        int error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, X, unsigned long long,
-                                        dl_sum<unsigned long long>, false>();
-        if (!error) error = dl_runs_prepare_one<DL_COMPACT_RUN_LENGTH, X, uint32_t, dl_sum<uint32_t>, false>();
-        if (!error) error = dl_compact_prepare_one<DL_COMPACT_SELECT_FLAGGED, X>();
-        if (!error) error = dl_compact_prepare_one<DL_COMPACT_UNIQUE, X>();
-        return error;
-    } else {
-        return (int)cudaSuccess;
-    }
-}
-
-struct dl_select_if_preparer {
-    template <typename X> static int run(int unused)
-    {
-        (void)unused;
-        return dl_compact_prepare_one<DL_COMPACT_SELECT_IF, X>();
-    }
-};
-
-/* Reduce-by-key over values Y under YOp, for keys of each size the build has. */
-struct dl_runs_preparer {
-    template <typename Y, typename YOp> static int run(int unused)
-    {
-        (void)unused;
-        constexpr int RBK = DL_COMPACT_REDUCE_BY_KEY;
-        int error = (int)cudaSuccess;
-        if constexpr (dl_bits_built<uint32_t>) {
-            error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, false>();
-            if constexpr (dl_key_fold_matters<Y, YOp>)
-                if (!error) error = dl_runs_prepare_one<RBK, uint32_t, Y, YOp, true>();
-        }
-        if constexpr (dl_bits_built<uint64_t>) {
-            if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, false>();
-            if constexpr (dl_key_fold_matters<Y, YOp>)
-                if (!error) error = dl_runs_prepare_one<RBK, uint64_t, Y, YOp, true>();
-        }
-        return error;
-    }
-};
-
-/* DL_NOT_BUILT (a type or operator the build left out) as nothing to prepare. */
-static int dl_prepared(int error) { return error == DL_NOT_BUILT ? (int)cudaSuccess : error; }
-
-extern "C" int dl_gpu_compact_prepare(void)
-{
-    int error = dl_compact_prepare_bits<uint32_t>();
-    if (!error) error = dl_compact_prepare_bits<uint64_t>();
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64 && !error; ++type) {
-        error = dl_prepared(dl_dispatch_item<dl_select_if_preparer>((dlscan_type)type, 0));
-        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX && !error; ++op)
-            error = dl_prepared(dl_dispatch<dl_runs_preparer>((dlscan_type)type, (dlscan_op)op, 0));
-    }
-    return error;
-}
-
-extern "C" size_t dl_gpu_compact_tile_items(void) { return DL_COMPACT_MIN_TILE; }

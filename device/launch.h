@@ -23,7 +23,8 @@ extern "C" {
 typedef struct dl_scan_params {
     const void *in;
     void *out;
-    uint64_t n;
+    uint64_t n;                  /* > 0 */
+    uint32_t tiles;              /* n in the kernels' tiles (a segmented scan's: its own) */
     uint64_t seed_bits;          /* the init (or the identity) as the accumulator's bits */
     const void *init;            /* d_init: one output value read by tile 0's block, or NULL */
     void *total;                 /* d_total: one output value, or NULL */
@@ -31,12 +32,13 @@ typedef struct dl_scan_params {
     uint64_t descriptor_words;   /* its size in words (cleared when the epoch wraps) */
     dl_control *control;         /* the handle's control block */
     int exclusive;               /* 0: inclusive scan, 1: exclusive scan */
-    uint32_t persistent_blocks;  /* SMs x DL_SCAN_BLOCKS_PER_SM (sm_90; the kernels of
-                                    DL_SCAN_BLOCKS_PER_SM_NARROW scale it); 0: one block per tile */
-    uint32_t persistent_min_tiles; /* the persistent kernel runs for more tiles than half of
-                                      this */
-    int dependent_launch;        /* 1 (sm_90): launch as a programmatic dependent of the
-                                    stream's previous kernel (tile.cuh, dl_grid_dependency) */
+    /* The handle's policy row (policy.h) for this call: */
+    uint32_t persistent_blocks;  /* the persistent kernels' grid, SMs x the row's blocks per SM
+                                    (the kernels of DL_SCAN_BLOCKS_PER_SM_NARROW scale it); 0:
+                                    one block per tile */
+    uint32_t persistent_from;    /* a persistent kernel runs for more tiles than this */
+    int dependent_launch;        /* 1: launch as a programmatic dependent of the stream's
+                                    previous kernel (tile.cuh, dl_grid_dependency) */
 } dl_scan_params;
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
@@ -50,16 +52,6 @@ int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan
  * the low `bytes` of init_bits, to `total`. One small kernel on `stream`. */
 int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t bytes,
                       cudaStream_t stream);
-
-/* Items per tile the GPU kernels use for a scan accumulating in `type` (dl_acc_type). */
-size_t dl_gpu_tile_items(dlscan_type type);
-
-/* Once per handle, on its device: lets the persistent kernels the build has use the shared
- * memory they need. Returns a cudaError_t as int. */
-int dl_gpu_scan_prepare(void);
-
-/* Blocks per SM of the persistent kernel's grid. */
-uint32_t dl_gpu_scan_blocks_per_sm(void);
 
 /* A segmented scan (device/segment_kernel.cu): the values' scan (in, out, n, the init's bits,
  * the descriptors and the choice of kernel, as for a plain scan; init and total unused) and
@@ -76,12 +68,6 @@ typedef struct dl_segment_params {
  * returns what it does). */
 int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
-
-/* Items per tile of a segmented scan accumulating in `type` (config.h, DL_SEGMENT_ROWS). */
-size_t dl_gpu_segment_tile_items(dlscan_type type);
-
-/* Once per handle, like dl_gpu_scan_prepare, for the persistent segmented kernels. */
-int dl_gpu_segment_prepare(void);
 
 /* Stream compaction (device/compact_kernel.cu). */
 typedef enum dl_compact_kind {
@@ -106,10 +92,9 @@ typedef struct dl_compact_params {
     dl_word *descriptors;
     uint64_t descriptor_words;
     dl_control *control;
-    uint32_t persistent_blocks;  /* sm_90: the persistent kernels' grid; 0: none */
-    uint32_t persistent_min_tiles; /* the grid's blocks (0: persistent always); the persistent
-                                      kernels run for more tiles than a half or a quarter of it */
-    int dependent_launch;        /* as dl_scan_params' */
+    uint32_t persistent_blocks;  /* as dl_scan_params' */
+    uint32_t persistent_from;
+    int dependent_launch;
 } dl_compact_params;
 
 /* Descriptor words per tile a compaction needs: a 64-bit count, or a 128-bit pair. */
@@ -122,13 +107,6 @@ static inline int dl_compact_words_per_tile(int kind)
  * reduce-by-key's. Returns a cudaError_t as int, or DL_NOT_BUILT. */
 int dl_gpu_compact_launch(const dl_compact_params *params, dlscan_type type, dlscan_type value_type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
-
-/* Items per tile a compaction reserves descriptors for: the smallest tile of any compaction
- * kernel (config.h, DL_COMPACT_MIN_TILE). */
-size_t dl_gpu_compact_tile_items(void);
-
-/* Once per handle, like dl_gpu_scan_prepare, for the persistent compaction kernels. */
-int dl_gpu_compact_prepare(void);
 
 #ifdef __cplusplus
 }

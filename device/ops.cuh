@@ -270,13 +270,6 @@ static constexpr bool dl_built(dlscan_type in, dlscan_type out, dlscan_op op)
     return dl_type_built(in) && dl_type_built(out) && ((DL_ONLY_OPS) >> op & 1u);
 }
 
-/* Whether compaction's kernels that move items as their bits X (uint32_t or uint64_t) are
- * built: where a compaction type of X's size is. */
-template <typename X>
-static constexpr bool dl_bits_built =
-    sizeof(X) == 4 ? dl_type_built(DLSCAN_INT32) || dl_type_built(DLSCAN_UINT32) || dl_type_built(DLSCAN_FLOAT32)
-                   : dl_type_built(DLSCAN_INT64) || dl_type_built(DLSCAN_UINT64) || dl_type_built(DLSCAN_FLOAT64);
-
 /* Calls LAUNCHER::template run<X>(args...) for items of `type`, one of compaction's six 32-
  * and 64-bit types, as its C type X; DL_NOT_BUILT where the build left the type out;
  * cudaErrorInvalidValue for other values (the host layer checks them first). */

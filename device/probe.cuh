@@ -1,6 +1,6 @@
 /*
  * probe.cuh: the kernels' test probe, the one place where tests reach into them. The testing
- * build of the library (DL_PROBING, config.h) pauses inside tiles, so that look-backs meet X,
+ * build of the library (DL_PROBING, policy.h) pauses inside tiles, so that look-backs meet X,
  * long runs of A and late P; counts look-back events; and starts the tile counter where a
  * test puts it, so that the counter's 32-bit wrap-around occurs. Its settings live in the
  * handle's control block (protocol.h), written by the host layer (src/gpu_backend.c). In the

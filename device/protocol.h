@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include "policy.h"
 
 #ifdef __CUDACC__
 #define DL_PROTOCOL_FN static __host__ __device__ __forceinline__
@@ -153,7 +153,7 @@ DL_PROTOCOL_FN int dl_is_last_worker(uint32_t done_before_me, uint32_t workers)
  * descriptors in front of tile 0. The paper's window has one tile per lane, and so has the
  * persistent scan's tree fold (DL_PERSISTENT_SLOTS_PER_LANE). The other kernels, the left
  * fold and the CPU watch DL_SLOTS_PER_LANE tiles per lane, so that one round trip to L2
- * covers twice as many predecessors (config.h; bench/NOTES.md, "Look-back windows").
+ * covers twice as many predecessors (policy.h; bench/NOTES.md, "Look-back windows").
  */
 DL_PROTOCOL_FN int64_t dl_window_tile(int64_t last, int lane, int slot, int slots)
 {
@@ -217,13 +217,13 @@ DL_PROTOCOL_FN uint32_t dl_lane_fold_mask(int lane, int first_lane, int first_sl
  * The left fold P(j) (+) A(j+1) (+) ... (+) A(i-1), in index order, is such an order: by
  * induction P(j) is itself the left fold of the seed and A(0) .. A(j), so the result is
  * the left fold of the seed and A(0) .. A(i-1) for every j. A left-folding look-back keeps
- * the windows it has read until it finds the P; after DL_FOLD_WINDOWS (config.h) windows of A
+ * the windows it has read until it finds the P; after DL_FOLD_WINDOWS (policy.h) windows of A
  * it stops reading windows and waits for the tile just before them to turn P (that tile's
  * worker is running and ends its own look-back), then folds from there.
  */
 DL_PROTOCOL_FN int dl_fold_buffer_full(int windows) { return windows >= DL_FOLD_WINDOWS; }
 
-/* Back-off while a window holds X: doubling sleeps, capped (config.h). */
+/* Back-off while a window holds X: doubling sleeps, capped (policy.h). */
 DL_PROTOCOL_FN uint32_t dl_backoff_next(uint32_t ns)
 {
     return ns >= DL_BACKOFF_LAST_NS / 2 ? DL_BACKOFF_LAST_NS : ns * 2;

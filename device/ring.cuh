@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "policy.h"
 #include "tile.cuh"
 
 #define DL_SCAN_PERSISTENT_THREADS (DL_SCAN_THREADS + 64) /* + a producer and a reducer warp */
@@ -116,7 +116,7 @@ __host__ __device__ constexpr int dl_ring_stages_beside(int stage_bytes, int bes
 
 /* The ring's depth for stages of `stage_bytes`: DL_SCAN_STAGES, or as many as still let
  * `blocks` blocks (DL_SCAN_BLOCKS_PER_SM) share an SM's shared memory, each with
- * DL_RING_OTHER_BYTES for its own variables and the system's reservation (config.h). */
+ * DL_RING_OTHER_BYTES for its own variables and the system's reservation (policy.h). */
 __host__ __device__ constexpr int dl_ring_stages(int stage_bytes, int blocks = DL_SCAN_BLOCKS_PER_SM)
 {
     return dl_ring_stages_beside(stage_bytes, DL_RING_OTHER_BYTES - 1024, blocks);

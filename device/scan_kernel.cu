@@ -28,7 +28,7 @@
  *   that the persistent kernel leaves to it (sm_90).
  *
  * The tile is tile.cuh's, the look-back lookback.cuh's, the ring of stages ring.cuh's; the
- * settled constants are in config.h.
+ * settled constants are in policy.h.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -201,7 +201,7 @@ template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_sta
 }
 
 /* The persistent kernel's blocks per SM: DL_SCAN_BLOCKS_PER_SM_NARROW for items narrower than
- * a 32-bit accumulator, DL_SCAN_BLOCKS_PER_SM for the others (config.h). */
+ * a 32-bit accumulator, DL_SCAN_BLOCKS_PER_SM for the others (policy.h). */
 template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_blocks_per_sm()
 {
     return sizeof(IN) < sizeof(T) && sizeof(T) == 4 ? DL_SCAN_BLOCKS_PER_SM_NARROW : DL_SCAN_BLOCKS_PER_SM;
@@ -422,7 +422,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks
     __shared__ SHARED sh;
     static_assert(dl_ring_fits<SHARED>(dl_scan_stage_bytes<IN, T>(), dl_scan_blocks_per_sm<IN, T>()),
                   "blocks per SM");
-    const uint32_t tiles = (uint32_t)((p.n + S::tile_items - 1) / S::tile_items);
+    const uint32_t tiles = p.tiles;
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.control);
     dl_ring_init(sh, S::warps);
@@ -450,12 +450,11 @@ struct dl_scan_launcher {
     {
         using S = dl_scan_shape<T>;
         constexpr bool fold_matters = dl_fold_order_matters<T, Op>::value;
-        const uint64_t tiles = (p->n + S::tile_items - 1) / S::tile_items;
+        const uint32_t tiles = p->tiles;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
-        /* Persistent from half a grid of tiles: fewer tiles finish sooner one block each
-         * (bench/NOTES.md, "Which kernel runs"). */
-        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_min_tiles / 2) {
+        /* Persistent from the policy row's count of tiles (policy.h, dl_policy). */
+        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_from) {
             const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM *
                                   dl_scan_blocks_per_sm<IN, T>();
             const uint64_t blocks = tiles < grid ? tiles : grid;
@@ -479,42 +478,11 @@ struct dl_scan_launcher {
     }
 };
 
-/* Lets the persistent kernels use more than 48 KB of shared memory (once per handle). */
-struct dl_scan_preparer {
-    template <typename IN, typename T, typename OUT, typename Op> static int run(int unused)
-    {
-        (void)unused;
-        const int bytes = dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
-        cudaError_t error = cudaFuncSetAttribute(dl_scan_persistent_kernel<IN, T, OUT, Op, false>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if constexpr (dl_fold_order_matters<T, Op>::value) /* no left-fold kernel otherwise */
-            if (error == cudaSuccess)
-                error = cudaFuncSetAttribute(dl_scan_persistent_kernel<IN, T, OUT, Op, true>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        return (int)error;
-    }
-};
-
 extern "C" int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan_type type,
                                   dlscan_op op, int left_fold, cudaStream_t stream)
 {
-    if (params->n == 0)
-        return (int)cudaSuccess;
     const int error = dl_dispatch_pair<dl_scan_launcher>(in_type, type, op, params, left_fold, stream);
     return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
-}
-
-extern "C" int dl_gpu_scan_prepare(void)
-{
-    for (int in = DLSCAN_INT32; in <= DLSCAN_BFLOAT16; ++in)
-        for (int out = DLSCAN_INT32; out <= DLSCAN_BFLOAT16; ++out)
-            for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
-                const int error = dl_dispatch_pair<dl_scan_preparer>((dlscan_type)in, (dlscan_type)out,
-                                                                     (dlscan_op)op, 0);
-                if (error != (int)cudaSuccess && error != DL_NO_PAIR && error != DL_NOT_BUILT)
-                    return error;
-            }
-    return (int)cudaSuccess;
 }
 
 /* The total of a scan of no items: the init, from device memory or as bits. */
@@ -531,19 +499,4 @@ extern "C" int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bi
 {
     dl_scan_total_kernel<<<1, 1, 0, stream>>>(init, total, init_bits, (int)bytes);
     return (int)cudaGetLastError();
-}
-
-extern "C" uint32_t dl_gpu_scan_blocks_per_sm(void) { return DL_SCAN_BLOCKS_PER_SM; }
-
-extern "C" size_t dl_gpu_tile_items(dlscan_type type)
-{
-    switch (type) {
-    case DLSCAN_INT32:
-    case DLSCAN_UINT32:
-    case DLSCAN_FLOAT32: return dl_scan_shape<uint32_t>::tile_items;
-    case DLSCAN_INT64:
-    case DLSCAN_UINT64:
-    case DLSCAN_FLOAT64: return dl_scan_shape<uint64_t>::tile_items;
-    default: return 0; /* not an accumulator (dl_acc_type) */
-    }
 }

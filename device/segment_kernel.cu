@@ -10,7 +10,7 @@
  * is scanned from its prefix (dl_segment_finish). Between tiles the descriptors carry values of
  * T alone: a tile holding a head publishes P at once, one without publishes A, and only a tile
  * whose first item continues a segment needs the look-back's prefix. The tiles are
- * DL_SEGMENT_ROWS rows (config.h).
+ * DL_SEGMENT_ROWS rows (policy.h).
  *
  * dl_segment_persistent_kernel (sm_90; 32- and 64-bit items scanned into their own type; keys of
  *   4 or 8 bytes, or offsets; 16-byte aligned pointers): the persistent scan's roles and one
@@ -45,7 +45,7 @@ template <typename T> __host__ __device__ constexpr int dl_segment_passes()
 
 static_assert(dl_segment_shape<uint32_t>::tile_items == DL_SEGMENT_TILE_ITEMS_4B &&
                   dl_segment_shape<uint64_t>::tile_items == DL_SEGMENT_TILE_ITEMS_8B,
-              "the tiles are the ones the host layer reserves descriptors for (config.h)");
+              "the tiles are the ones the host layer reserves descriptors for (policy.h)");
 
 /* The segments of a persistent kernel: keys of KEY (uint32_t or uint64_t), or offsets. */
 struct dl_by_offsets;
@@ -749,7 +749,7 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
     static_assert(dl_ring_fits<SHARED>(G::bytes), "blocks per SM");
-    const uint32_t tiles = (uint32_t)((p.scan.n + S::tile_items - 1) / S::tile_items);
+    const uint32_t tiles = p.scan.tiles;
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.scan.control);
     if (threadIdx.x < SHARED::stages) {
@@ -801,8 +801,8 @@ static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, u
 }
 
 /* Persistent where the GPU, the types (32- and 64-bit items into their own type), the keys (4 or
- * 8 bytes, or offsets), the alignment and the size allow (as for scans: more tiles than half
- * the grid); else one block per tile. */
+ * 8 bytes, or offsets), the alignment and the size allow (as for scans: more tiles than the
+ * policy row's count); else one block per tile. */
 struct dl_segment_launcher {
     template <typename IN, typename T, typename OUT, typename Op>
     static int run(const dl_segment_params *p, int left_fold, cudaStream_t stream)
@@ -810,11 +810,11 @@ struct dl_segment_launcher {
         using S = dl_segment_shape<T>;
         constexpr bool fold_matters = dl_fold_order_matters<T, Op>::value;
         const bool fold = left_fold && fold_matters;
-        const uint64_t tiles = (p->scan.n + S::tile_items - 1) / S::tile_items;
+        const uint32_t tiles = p->scan.tiles;
         if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value) {
             const bool aligned = ((uintptr_t)p->scan.in | (uintptr_t)p->scan.out | (uintptr_t)p->keys |
                                   (uintptr_t)p->offsets) % 16 == 0;
-            if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_min_tiles / 2) {
+            if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_from) {
                 if (p->offsets)
                     return dl_segment_launch_persistent<T, dl_by_offsets, Op>(p, fold, tiles, stream);
                 if (p->key_size == 4)
@@ -829,65 +829,9 @@ struct dl_segment_launcher {
     }
 };
 
-/* Lets a persistent kernel use the shared memory its stages need. */
-template <typename T, typename BY, typename Op, bool LEFT_FOLD> static int dl_segment_prepare_one(void)
-{
-    return (int)cudaFuncSetAttribute(dl_segment_persistent_kernel<T, BY, Op, LEFT_FOLD>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      dl_segment_stage<T, BY>::stages * dl_segment_stage<T, BY>::bytes);
-}
-
-struct dl_segment_preparer {
-    template <typename IN, typename T, typename OUT, typename Op> static int run(int unused)
-    {
-        (void)unused;
-        if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value) {
-            constexpr bool fold = dl_fold_order_matters<T, Op>::value;
-            int error = dl_segment_prepare_one<T, dl_by_offsets, Op, false>();
-            if (!error) error = dl_segment_prepare_one<T, uint32_t, Op, false>();
-            if (!error) error = dl_segment_prepare_one<T, uint64_t, Op, false>();
-            if constexpr (fold) {
-                if (!error) error = dl_segment_prepare_one<T, dl_by_offsets, Op, true>();
-                if (!error) error = dl_segment_prepare_one<T, uint32_t, Op, true>();
-                if (!error) error = dl_segment_prepare_one<T, uint64_t, Op, true>();
-            }
-            return error;
-        }
-        return (int)cudaSuccess;
-    }
-};
-
 extern "C" int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
                                      dlscan_op op, int left_fold, cudaStream_t stream)
 {
-    if (params->scan.n == 0)
-        return (int)cudaSuccess;
     const int error = dl_dispatch_pair<dl_segment_launcher>(in_type, type, op, params, left_fold, stream);
     return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
-}
-
-extern "C" int dl_gpu_segment_prepare(void)
-{
-    /* The persistent kernels: the six 32- and 64-bit types into themselves. */
-    for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
-        for (int op = DLSCAN_SUM; op <= DLSCAN_MAX; ++op) {
-            const int error = dl_dispatch_pair<dl_segment_preparer>((dlscan_type)type, (dlscan_type)type,
-                                                                    (dlscan_op)op, 0);
-            if (error != (int)cudaSuccess && error != DL_NOT_BUILT)
-                return error;
-        }
-    return (int)cudaSuccess;
-}
-
-extern "C" size_t dl_gpu_segment_tile_items(dlscan_type type)
-{
-    switch (type) {
-    case DLSCAN_INT32:
-    case DLSCAN_UINT32:
-    case DLSCAN_FLOAT32: return dl_segment_shape<uint32_t>::tile_items;
-    case DLSCAN_INT64:
-    case DLSCAN_UINT64:
-    case DLSCAN_FLOAT64: return dl_segment_shape<uint64_t>::tile_items;
-    default: return 0; /* not an accumulator (dl_acc_type) */
-    }
 }

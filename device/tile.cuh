@@ -21,7 +21,8 @@
  *   dl_tile_prefixes  each lane's per-row partials to exclusive prefixes over the whole input:
  *                     one warp scan per row, then dl_tile_warp_prefix;
  *   dl_tile_segment_prefix  dl_tile_warp_prefix for a segmented scan's tile;
- *   dl_launch         a kernel's launch, dependent on the stream's previous kernel (sm_90).
+ *   dl_launch         a kernel's launch, its shared memory prepared at its first on a
+ *                     device, dependent on the stream's previous kernel (sm_90).
  * With the last ticket's reset (lookback.cuh), the next call needs no initialization launch.
  */
 #ifndef DLSCAN_TILE_CUH
@@ -30,13 +31,13 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "policy.h"
 #include "lookback.cuh"
 #include "ops.cuh"
 
 /* ---------------------------------------------------------------- the tile's shape */
 
-/* ROWS: the scan's rows by default; segmented scans take fewer (config.h, DL_SEGMENT_ROWS). */
+/* ROWS: the scan's rows by default; segmented scans take fewer (policy.h, DL_SEGMENT_ROWS). */
 template <typename T, int ROWS = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS_8B> struct dl_scan_shape {
     static constexpr int threads = DL_SCAN_THREADS;
     static constexpr int warps = threads / 32;
@@ -86,7 +87,7 @@ template <typename X, int VEC> union dl_row_items {
 
 static_assert(dl_scan_shape<uint32_t>::tile_items == DL_SCAN_TILE_ITEMS_4B &&
                   dl_scan_shape<uint64_t>::tile_items == DL_SCAN_TILE_ITEMS_8B,
-              "the tiles are the ones the host layer reserves descriptors for (config.h)");
+              "the tiles are the ones the host layer reserves descriptors for (policy.h)");
 
 /* ---------------------------------------------------------------- loads and stores */
 
@@ -277,13 +278,53 @@ __device__ __forceinline__ void dl_grid_dependency(void)
 #endif
 }
 
-/* Launches `kernel` (its one parameter: `params`); where the GPU has them (`dependent`: sm_90),
- * as a programmatic dependent launch of the stream's previous kernel (dl_grid_dependency above;
- * bench/NOTES.md, "Small calls: dependent launches"). Returns a cudaError_t as int. */
+/* The kernels let use their dynamic shared memory (the persistent kernels' stages; with their
+ * static shared memory, more than the 48 KB a kernel gets unasked), per device. A kernel is let
+ * use its stages at its first launch on a device, not when a handle is created: preparing every
+ * persistent kernel there loaded them all, which defeats CUDA's lazy loading (a handle took
+ * 48-66 ms on the H200). A set of (kernel, device) keys, filled with compare-and-swap: where two
+ * threads race, both prepare the kernel, which is harmless; where the set is full, a kernel is
+ * prepared at every launch. */
+#define DL_PREPARED_SLOTS 4096
+static unsigned long long dl_prepared_keys[DL_PREPARED_SLOTS];
+
+static int dl_prepare(const void *kernel, size_t shared_bytes)
+{
+    if (shared_bytes == 0)
+        return (int)cudaSuccess;
+    int device = 0;
+    const cudaError_t error = cudaGetDevice(&device);
+    if (error != cudaSuccess)
+        return (int)error;
+    const unsigned long long key = (unsigned long long)(uintptr_t)kernel ^ ((unsigned long long)(device + 1) << 48);
+    const unsigned long long hash = (key * 0x9e3779b97f4a7c15ull) >> 40;
+    for (unsigned i = 0; i < DL_PREPARED_SLOTS; ++i) {
+        unsigned long long *slot = &dl_prepared_keys[(hash + i) % DL_PREPARED_SLOTS];
+        unsigned long long seen = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (seen == key)
+            return (int)cudaSuccess;
+        if (seen == 0) {
+            const cudaError_t set =
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
+            if (set == cudaSuccess)
+                __atomic_compare_exchange_n(slot, &seen, key, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+            return (int)set;
+        }
+    }
+    return (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
+}
+
+/* Launches `kernel` (its one parameter: `params`) with `shared_bytes` of dynamic shared memory
+ * (dl_prepare); where the policy row has them (`dependent`), as a programmatic dependent launch
+ * of the stream's previous kernel (dl_grid_dependency above; bench/NOTES.md, "Small calls:
+ * dependent launches"). Returns a cudaError_t as int. */
 template <typename PARAMS>
 static int dl_launch(void (*kernel)(PARAMS), const PARAMS &params, dim3 grid, dim3 block,
                      size_t shared_bytes, int dependent, cudaStream_t stream)
 {
+    const int prepared = dl_prepare((const void *)kernel, shared_bytes);
+    if (prepared != (int)cudaSuccess)
+        return prepared;
     cudaLaunchAttribute attribute;
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute.val.programmaticStreamSerializationAllowed = 1;

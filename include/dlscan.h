@@ -140,7 +140,10 @@ DLSCAN_API const char *dlscan_last_error(dlscan_handle_t h);
 /* ---- Handles ---- */
 
 /* Creates a GPU handle bound to the current CUDA device. Allocates the handle's control
- * block on that device and synchronizes with it once. Returns DLSCAN_ERROR_NO_DEVICE
+ * block on that device and synchronizes with it once, and picks the device's row of the
+ * library's tuning table (which kernels run, and from what size). Kernels are loaded at their
+ * first use in the process, CUDA's lazy loading, also where that first use is captured in a
+ * graph. Returns DLSCAN_ERROR_NO_DEVICE
  * (and *h = NULL) where no CUDA device can be used, DLSCAN_ERROR_INVALID_ARGUMENT if h
  * is NULL. */
 DLSCAN_API dlscan_status dlscan_create(dlscan_handle_t *h);
@@ -393,10 +396,11 @@ typedef enum dlscan_option {
      * no counters, answers it with DLSCAN_ERROR_NOT_SUPPORTED. */
     DLSCAN_OPTION_LOOKBACK_STATS = 2,
     /* (3, 4 and 6 are the testing build's own options.) */
-    /* GPU handles: 1 (default) runs the persistent kernels (scans; select_flagged,
-     * select_if and unique) where the GPU (sm_90 and newer), the alignment (16-byte aligned
-     * inputs) and the size (scans: more tiles than half the kernel's blocks; compaction: more
-     * tiles than blocks) allow: a few blocks per SM that prefetch tiles into shared memory.
+    /* GPU handles: 1 (default) runs the persistent kernels (scans, segmented scans and
+     * compaction) where the GPU (sm_90 and newer, as the device's row of the tuning table
+     * says), the alignment (16-byte aligned inputs) and the size (from a count of tiles the
+     * row sets for each kind of call) allow: a few blocks per SM that prefetch tiles into
+     * shared memory.
      * 0 always runs one block per tile. Results are the same. */
     DLSCAN_OPTION_PERSISTENT = 5,
     /* CPU handles: items per tile, 16 .. 2^20 (default 65536; dlscan_tile_items() reports

@@ -1,8 +1,12 @@
 /*
- * checks.c: the argument checks the scans (api.c) and the compactions (compact.c) share:
- * types, counts, pointers and overlaps. Each failed check records a message naming the
- * argument (dl_fail) and returns its status.
+ * checks.c: the argument checks: a scan's, all of them, in the order the header documents
+ * (dl_check_scan, which turns a dlscan_scan_args into the request the backends take), and the
+ * checks the compactions (compact.c) share: types, counts, pointers and overlaps. Each failed
+ * check records a message naming the argument (dl_fail) and returns its status; nothing is
+ * written or enqueued here.
  */
+#include <string.h>
+
 #include "internal.h"
 
 /* Tiles per call are counted in 32 bits and the GPU grid's x dimension holds 2^31 - 1. */
@@ -16,6 +20,15 @@ dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type)
         return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
                        "type = %d is not a dlscan_type (DLSCAN_INT32 = 0 .. DLSCAN_BFLOAT16 = 11)",
                        (int)type);
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dl_check_op(dlscan_handle_t h, dlscan_op op)
+{
+    if (!dl_op_valid(op))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_OP,
+                       "op = %d is not a dlscan_op (DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2)",
+                       (int)op);
     return DLSCAN_SUCCESS;
 }
 
@@ -62,3 +75,262 @@ int dl_ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b_byt
     return x < y ? y - x < a_bytes : x - y < b_bytes;
 }
 
+/* One pointer argument: not NULL, aligned to `size`, and `bytes` of memory the backend scans. */
+static dlscan_status dl_check_buffer(dlscan_handle_t h, const void *p, size_t size, size_t bytes,
+                                     const char *what)
+{
+    const dlscan_status status = dl_check_pointer(h, p, size, what);
+    return status != DLSCAN_SUCCESS ? status : h->backend->check_range(h, p, bytes, what);
+}
+
+static dlscan_status dl_overlap(dlscan_handle_t h, const char *a_name, const void *a, size_t a_bytes,
+                                const char *b_name, const void *b, size_t b_bytes)
+{
+    return dl_fail(h, DLSCAN_ERROR_OVERLAP, "%s = %p (%zu bytes) and %s = %p (%zu bytes) overlap",
+                   a_name, a, a_bytes, b_name, b, b_bytes);
+}
+
+/* The arguments of a dlscan_scan_args of args->size bytes in *a: args itself, or `copy` with
+ * the fields the caller lacks at their defaults. Fails where the size is not one this library
+ * takes. */
+static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *args,
+                                  dlscan_scan_args *copy, const dlscan_scan_args **a)
+{
+    const size_t ours = sizeof *copy;
+    if (args->size < DLSCAN_SCAN_ARGS_SIZE_V1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->size = %zu is less than the first version's %zu: start from "
+                       "DLSCAN_SCAN_ARGS_INIT",
+                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1);
+    if (args->size != DLSCAN_SCAN_ARGS_SIZE_V1 && args->size != DLSCAN_SCAN_ARGS_SIZE_V2 &&
+        args->size < ours)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->size = %zu is no version's size (%zu or %zu, or more than this "
+                       "library's %zu): start from DLSCAN_SCAN_ARGS_INIT",
+                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1,
+                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V2, ours);
+    if (args->size >= ours) { /* a later header's struct: its new fields must be unset */
+        const unsigned char *tail = (const unsigned char *)args + ours;
+        for (size_t i = 0; i < args->size - ours; ++i)
+            if (tail[i])
+                return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                               "args->size = %zu: byte %zu is set, in a field this library (%zu "
+                               "bytes of dlscan_scan_args) does not know",
+                               args->size, ours + i, ours);
+        *a = args;
+        return DLSCAN_SUCCESS;
+    }
+    const dlscan_scan_args defaults = DLSCAN_SCAN_ARGS_INIT;
+    *copy = defaults;
+    memcpy(copy, args, args->size);
+    copy->size = ours;
+    *a = copy;
+    return DLSCAN_SUCCESS;
+}
+
+/* A segmented scan's arguments that need no memory: a valid key type (with or without keys),
+ * one source of segments, no device init or total, a count of offsets that fits in memory. */
+static dlscan_status dl_check_segments(dlscan_handle_t h, const dlscan_scan_args *a)
+{
+    const dlscan_status status = dl_check_type(h, a->key_type);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (a->d_keys && a->d_offsets)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "d_keys and d_offsets are both set: segments come from one or the other");
+    if (!a->d_offsets && a->num_segments)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "num_segments = %zu without d_offsets", a->num_segments);
+    if (!a->d_keys && !a->d_offsets)
+        return DLSCAN_SUCCESS;
+    if (a->d_init || a->d_total)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "%s is set with %s: a segmented scan takes its init from the host (init) "
+                       "and leaves no total",
+                       a->d_init ? "d_init" : "d_total", a->d_keys ? "d_keys" : "d_offsets");
+    if (a->d_keys)
+        return DLSCAN_SUCCESS;
+    if (a->num_segments >= SIZE_MAX / sizeof(size_t))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "num_segments = %zu: its offsets do not fit in memory", a->num_segments);
+    return DLSCAN_SUCCESS;
+}
+
+/* The keys (n of them) or the offsets (num_segments + 1): pointer and alignment, overlaps with
+ * the values in and out (before the allocation's bounds: a key range inside d_in is an overlap
+ * wherever it ends), then the bounds. The offsets may share memory with d_in, which is only
+ * read, but not with d_out. */
+static dlscan_status dl_check_segment_buffers(dlscan_handle_t h, const dlscan_scan_args *a,
+                                              size_t in_bytes, size_t out_bytes)
+{
+    dlscan_status status;
+    if (a->d_keys) {
+        const size_t key_size = dl_type_size(a->key_type), key_bytes = a->n * key_size;
+        if (a->n == 0)
+            return DLSCAN_SUCCESS;
+        if ((status = dl_check_pointer(h, a->d_keys, key_size, "d_keys")) != DLSCAN_SUCCESS)
+            return status;
+        if (dl_ranges_overlap(a->d_keys, key_bytes, a->d_in, in_bytes))
+            return dl_overlap(h, "d_keys", a->d_keys, key_bytes, "d_in", a->d_in, in_bytes);
+        if (dl_ranges_overlap(a->d_keys, key_bytes, a->d_out, out_bytes))
+            return dl_overlap(h, "d_keys", a->d_keys, key_bytes, "d_out", a->d_out, out_bytes);
+        return h->backend->check_range(h, a->d_keys, key_bytes, "d_keys");
+    }
+    const size_t offset_bytes = (a->num_segments + 1) * sizeof(size_t);
+    if ((status = dl_check_pointer(h, a->d_offsets, sizeof(size_t), "d_offsets")) != DLSCAN_SUCCESS)
+        return status;
+    if (a->n > 0 && dl_ranges_overlap(a->d_offsets, offset_bytes, a->d_out, out_bytes))
+        return dl_overlap(h, "d_offsets", a->d_offsets, offset_bytes, "d_out", a->d_out, out_bytes);
+    return h->backend->check_range(h, a->d_offsets, offset_bytes, "d_offsets");
+}
+
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream,
+                            dl_scan_request *request)
+{
+    if (!args)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "args is NULL");
+    dlscan_scan_args copy;
+    const dlscan_scan_args *a = NULL;
+    dlscan_status status = dl_scan_args(h, args, &copy, &a);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if ((status = dl_check_type(h, a->in_type)) != DLSCAN_SUCCESS ||
+        (status = dl_check_type(h, a->out_type)) != DLSCAN_SUCCESS)
+        return status;
+    if ((status = dl_check_op(h, a->op)) != DLSCAN_SUCCESS)
+        return status;
+    if (!dl_pair_valid(a->in_type, a->out_type))
+        return dl_fail(h, DLSCAN_ERROR_TYPE_PAIR,
+                       "%s items into %s: not a pair dlscan scans (dlscan.h, dlscan_scan, lists them)",
+                       dl_type_name(a->in_type), dl_type_name(a->out_type));
+    if (a->exclusive != 0 && a->exclusive != 1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
+    if (a->init && a->d_init)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "init and d_init are both set: give the init one way");
+    const int segmented = a->d_keys || a->d_offsets;
+    if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS)
+        return status;
+
+    const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
+    const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
+    const size_t tile =
+        segmented ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
+    if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
+        return status;
+    const size_t in_bytes = n * in_size, bytes = n * size;
+    if (n > 0) {
+        if ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
+            (status = dl_check_pointer(h, a->d_out, size, "d_out")) != DLSCAN_SUCCESS)
+            return status;
+        if (a->d_in == a->d_out && in_size != size)
+            return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                           "d_in == d_out = %p: a scan in place needs types of one size, and %s "
+                           "items are %zu bytes, %s items %zu",
+                           a->d_in, dl_type_name(in_type), in_size, dl_type_name(type), size);
+        if (a->d_in != a->d_out && dl_ranges_overlap(a->d_in, in_bytes, a->d_out, bytes))
+            return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                           "d_in = %p (%zu bytes) and d_out = %p (%zu bytes) overlap; pass d_out == "
+                           "d_in to scan in place",
+                           a->d_in, in_bytes, a->d_out, bytes);
+        if ((status = h->backend->check_range(h, a->d_in, in_bytes, "d_in")) != DLSCAN_SUCCESS ||
+            (a->d_out != a->d_in &&
+             (status = h->backend->check_range(h, a->d_out, bytes, "d_out")) != DLSCAN_SUCCESS))
+            return status;
+    }
+    if (segmented && (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
+        return status;
+    if (a->d_init) {
+        if ((status = dl_check_buffer(h, a->d_init, size, size, "d_init")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_init, size, a->d_out, bytes))
+            return dl_overlap(h, "d_init", a->d_init, size, "d_out", a->d_out, bytes);
+    }
+    if (a->d_total) {
+        if ((status = dl_check_buffer(h, a->d_total, size, size, "d_total")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_in, in_bytes))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_in", a->d_in, in_bytes);
+        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_out, bytes))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_out", a->d_out, bytes);
+        if (a->d_init && a->d_init != a->d_total &&
+            dl_ranges_overlap(a->d_total, size, a->d_init, size))
+            return dl_overlap(h, "d_total", a->d_total, size, "d_init", a->d_init, size);
+    }
+    /* (init is read only where the call writes something: an n == 0 call without d_total does not
+     * run.) */
+    const uint64_t init_bits = a->init && (n > 0 || a->d_total) ? dl_bits_read(a->init, type)
+                                                                : dl_identity_bits(type, a->op);
+    const dl_scan_request r = {
+        .in = a->d_in,
+        .out = a->d_out,
+        .n = n,
+        .tiles = dl_tiles(n, tile),
+        .in_type = in_type,
+        .type = type,
+        .acc_type = acc,
+        .op = a->op,
+        .exclusive = a->exclusive,
+        .init_bits = init_bits,
+        .init = a->d_init,
+        .total = a->d_total,
+        .keys = a->d_keys,
+        .key_size = a->d_keys ? dl_type_size(a->key_type) : 0,
+        .offsets = a->d_offsets,
+        .num_segments = a->num_segments,
+        .stream = stream,
+    };
+    *request = r;
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dl_check_predicate(dlscan_handle_t h, dlscan_predicate predicate, const void *operand)
+{
+    if ((unsigned)predicate > DLSCAN_NONZERO)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "predicate = %d is not a dlscan_predicate (DLSCAN_LESS = 0 .. DLSCAN_NONZERO = 6)",
+                       (int)predicate);
+    if (!operand && predicate != DLSCAN_NONZERO)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "operand is NULL; every predicate but DLSCAN_NONZERO needs one");
+    return DLSCAN_SUCCESS;
+}
+
+static dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int count)
+{
+    dlscan_status status;
+    for (int i = 0; i < count; ++i)
+        if ((status = dl_check_pointer(h, b[i].p, b[i].alignment, b[i].name)) != DLSCAN_SUCCESS)
+            return status;
+    for (int i = 0; i < count; ++i)
+        for (int j = i + 1; j < count; ++j) {
+            if (!b[i].output && !b[j].output)
+                continue; /* inputs may overlap: they are only read */
+            const int in_place = b[i].p == b[j].p && b[i].bytes == b[j].bytes &&
+                                 ((b[i].output && b[i].may_equal == b[j].p && !b[j].output) ||
+                                  (b[j].output && b[j].may_equal == b[i].p && !b[i].output));
+            if (!in_place && dl_ranges_overlap(b[i].p, b[i].bytes, b[j].p, b[j].bytes))
+                return dl_fail(h, DLSCAN_ERROR_OVERLAP,
+                               "%s = %p (%zu bytes) and %s = %p (%zu bytes) overlap; only an "
+                               "output equal to its own input (in place) may share memory",
+                               b[i].name, b[i].p, b[i].bytes, b[j].name, b[j].p, b[j].bytes);
+        }
+    for (int i = 0; i < count; ++i)
+        if (b[i].bytes && (status = h->backend->check_range(h, b[i].p, b[i].bytes, b[i].name)) !=
+                              DLSCAN_SUCCESS)
+            return status;
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dl_check_compact(dlscan_handle_t h, const dl_compact_request *r, dl_buffer *buffers,
+                               int count)
+{
+    const dlscan_status status = dl_check_count(h, r->n, r->type, h->backend->compact_tile_items(h));
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (r->n == 0) {
+        buffers[0] = buffers[count - 1]; /* the count comes last: check it alone */
+        count = 1;
+    }
+    return dl_check_buffers(h, buffers, count);
+}

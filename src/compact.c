@@ -1,63 +1,19 @@
 /*
  * compact.c: the stream compaction entry points (select_flagged, select_if, unique,
- * run-length encode, reduce-by-key). Each describes its buffers, checks them all (NULL,
- * alignment, the kind of memory, bounds, overlaps), then hands over to the backend: the
- * GPU's device/compact_kernel.cu or the CPU's cpu_compact.c.
+ * run-length encode, reduce-by-key). Each describes its buffers and has them checked
+ * (checks.c: NULL, alignment, the kind of memory, bounds, overlaps), then hands over to the
+ * backend: the GPU's device/compact_kernel.cu or the CPU's cpu_compact.c.
  */
 #include <string.h>
 
 #include "internal.h"
 
-/* One buffer of a call. An output may share its memory with one input exactly (in place);
- * any other overlap with an output is refused. */
-typedef struct dl_buffer {
-    const void *p;
-    size_t bytes;
-    size_t alignment;
-    const char *name;
-    int output;
-    const void *may_equal; /* outputs: the input it may equal */
-} dl_buffer;
-
-static dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int count)
-{
-    dlscan_status status;
-    for (int i = 0; i < count; ++i)
-        if ((status = dl_check_pointer(h, b[i].p, b[i].alignment, b[i].name)) != DLSCAN_SUCCESS)
-            return status;
-    for (int i = 0; i < count; ++i)
-        for (int j = i + 1; j < count; ++j) {
-            if (!b[i].output && !b[j].output)
-                continue; /* inputs may overlap: they are only read */
-            const int in_place = b[i].p == b[j].p && b[i].bytes == b[j].bytes &&
-                                 ((b[i].output && b[i].may_equal == b[j].p && !b[j].output) ||
-                                  (b[j].output && b[j].may_equal == b[i].p && !b[i].output));
-            if (!in_place && dl_ranges_overlap(b[i].p, b[i].bytes, b[j].p, b[j].bytes))
-                return dl_fail(h, DLSCAN_ERROR_OVERLAP,
-                               "%s = %p (%zu bytes) and %s = %p (%zu bytes) overlap; only an "
-                               "output equal to its own input (in place) may share memory",
-                               b[i].name, b[i].p, b[i].bytes, b[j].name, b[j].p, b[j].bytes);
-        }
-    for (int i = 0; i < count; ++i)
-        if (b[i].bytes && (status = h->backend->check_range(h, b[i].p, b[i].bytes, b[i].name)) !=
-                              DLSCAN_SUCCESS)
-            return status;
-    return DLSCAN_SUCCESS;
-}
-
-/* The checks every compaction shares, then the backend. Buffers of n == 0 calls are
- * checked too, except that their items may be NULL (only the count is written). */
+/* The checks every compaction shares (checks.c), then the backend. */
 static dlscan_status dl_compact(dlscan_handle_t h, const dl_compact_request *r, dl_buffer *buffers,
                                 int count)
 {
-    dlscan_status status = dl_check_count(h, r->n, r->type, h->backend->compact_tile_items(h));
+    dlscan_status status = dl_check_compact(h, r, buffers, count);
     if (status != DLSCAN_SUCCESS)
-        return status;
-    if (r->n == 0) {
-        buffers[0] = buffers[count - 1]; /* the count comes last: check it alone */
-        count = 1;
-    }
-    if ((status = dl_check_buffers(h, buffers, count)) != DLSCAN_SUCCESS)
         return status;
     if (r->n > 0 &&
         (status = h->backend->reserve(h, dl_tiles(r->n, h->backend->compact_tile_items(h)),
@@ -102,13 +58,8 @@ dlscan_status dlscan_select_if(dlscan_handle_t h, const void *d_in, void *d_out,
     dlscan_status status = dl_start(h, type);
     if (status != DLSCAN_SUCCESS)
         return status;
-    if ((unsigned)predicate > DLSCAN_NONZERO)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "predicate = %d is not a dlscan_predicate (DLSCAN_LESS = 0 .. DLSCAN_NONZERO = 6)",
-                       (int)predicate);
-    if (!operand && predicate != DLSCAN_NONZERO)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "operand is NULL; every predicate but DLSCAN_NONZERO needs one");
+    if ((status = dl_check_predicate(h, predicate, operand)) != DLSCAN_SUCCESS)
+        return status;
     const size_t size = dl_type_size(type), bytes = n * size;
     uint64_t operand_bits = 0;
     if (operand)
@@ -162,12 +113,9 @@ dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_keys_in, con
                                    cudaStream_t stream)
 {
     dlscan_status status = dl_start(h, key_type);
-    if (status != DLSCAN_SUCCESS || (status = dl_check_compact_type(h, value_type)) != DLSCAN_SUCCESS)
+    if (status != DLSCAN_SUCCESS || (status = dl_check_compact_type(h, value_type)) != DLSCAN_SUCCESS ||
+        (status = dl_check_op(h, op)) != DLSCAN_SUCCESS)
         return status;
-    if (!dl_op_valid(op))
-        return dl_fail(h, DLSCAN_ERROR_INVALID_OP,
-                       "op = %d is not a dlscan_op (DLSCAN_SUM = 0, DLSCAN_MIN = 1, DLSCAN_MAX = 2)",
-                       (int)op);
     const size_t key_size = dl_type_size(key_type), value_size = dl_type_size(value_type);
     dl_buffer buffers[] = {{d_keys_in, n * key_size, key_size, "d_keys_in", 0, NULL},
                            {d_values_in, n * value_size, value_size, "d_values_in", 0, NULL},

@@ -16,7 +16,7 @@
 
 #include "cpu_engine.h"
 
-/* The probe's pause (DL_PROBING builds only, config.h): a random 0 .. job->delay_us
+/* The probe's pause (DL_PROBING builds only, policy.h): a random 0 .. job->delay_us
  * microseconds, or, held, exactly 50 times that. */
 static void dl_cpu_probe_pause(dl_cpu_worker *w, int held)
 {

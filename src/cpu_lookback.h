@@ -30,7 +30,7 @@ typedef struct dl_cpu_lookback_ctx {
     _Atomic(unsigned long long) *stats; /* DL_STAT_COUNT counters, or NULL */
 } dl_cpu_lookback_ctx;
 
-/* Look-back events are counted by the testing build only (DL_PROBING, config.h): in the
+/* Look-back events are counted by the testing build only (DL_PROBING, policy.h): in the
  * release library the counting compiles away, as it does in the kernels (probe.cuh). */
 static inline void dl_cpu_count(const dl_cpu_lookback_ctx *c, int which, unsigned long long amount)
 {

@@ -1,9 +1,9 @@
 /*
  * gpu_backend.c: the GPU backend. It owns the handle's device storage (a control block
  * with the tile counter and epoch, and the descriptors, grown when a call needs more),
- * checks that pointers are device memory of the handle's device and long enough, and
- * enqueues the one kernel per call (device/scan_kernel.cu, segment_kernel.cu,
- * compact_kernel.cu).
+ * picks the device's row of the policy table (device/policy.h) once, checks that pointers
+ * are device memory of the handle's device and long enough, and enqueues the one kernel per
+ * call (device/scan_kernel.cu, segment_kernel.cu, compact_kernel.cu) with the row's choices.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "launch.h"
+#include "policy.h"
 
 typedef CUresult (*dl_get_address_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr p);
 typedef CUresult (*dl_pointer_attributes_fn)(unsigned count, CUpointer_attribute *attributes,
@@ -24,8 +25,8 @@ typedef struct dl_gpu_state {
     size_t descriptor_words; /* capacity */
     dl_get_address_range_fn get_address_range; /* the driver's cuMemGetAddressRange, or NULL */
     dl_pointer_attributes_fn pointer_attributes; /* the driver's cuPointerGetAttributes, or NULL */
-    uint32_t persistent_blocks; /* the persistent kernel's grid; 0 before sm_90 */
-    int dependent_launch;       /* sm_90 and later: programmatic dependent launches */
+    const dl_policy *policy;    /* the device's row of the policy table (device/policy.h) */
+    uint32_t persistent_blocks; /* the persistent kernels' grid; 0 where the row has none */
 } dl_gpu_state;
 
 static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
@@ -69,16 +70,18 @@ static dlscan_status dl_gpu_check_device(dlscan_handle_t h)
     return DLSCAN_SUCCESS;
 }
 
-static size_t dl_gpu_tile_items_for(dlscan_handle_t h, dlscan_type type)
+/* Items per tile of a scan (segmented: of a segmented scan) accumulating in `type`: the tiles
+ * the kernels are compiled with (device/policy.h). */
+static size_t dl_gpu_tile_items(dlscan_handle_t h, dlscan_type type)
 {
     (void)h;
-    return dl_gpu_tile_items(type);
+    return dl_type_size(type) == 4 ? DL_SCAN_TILE_ITEMS_4B : DL_SCAN_TILE_ITEMS_8B;
 }
 
-static size_t dl_gpu_segment_tile_items_for(dlscan_handle_t h, dlscan_type type)
+static size_t dl_gpu_segment_tile_items(dlscan_handle_t h, dlscan_type type)
 {
     (void)h;
-    return dl_gpu_segment_tile_items(type);
+    return dl_type_size(type) == 4 ? DL_SEGMENT_TILE_ITEMS_4B : DL_SEGMENT_TILE_ITEMS_8B;
 }
 
 static const char *dl_memory_type_name(enum cudaMemoryType type)
@@ -196,12 +199,17 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     return DLSCAN_SUCCESS;
 }
 
-/* DLSCAN_OPTION_PERSISTENT: 1 runs the persistent kernels where they fill their grid (more
- * tiles than blocks: fewer tiles finish sooner one block each; the scan launcher halves
- * this), 2 (DLSCAN_TESTING_PERSISTENT_ALWAYS) at any size. */
-static uint32_t dl_gpu_persistent_min_tiles(dlscan_handle_t h)
+/* The persistent kernels' grid for this call: the row's, or none (DLSCAN_OPTION_PERSISTENT 0). */
+static uint32_t dl_gpu_persistent_blocks(dlscan_handle_t h)
 {
-    return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks;
+    return h->persistent ? dl_gpu(h)->persistent_blocks : 0;
+}
+
+/* From how many tiles a persistent kernel runs: more than the grid's blocks divided by the row's
+ * `divisor` for this primitive, or any number (DLSCAN_TESTING_PERSISTENT_ALWAYS). */
+static uint32_t dl_gpu_persistent_from(dlscan_handle_t h, int divisor)
+{
+    return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks / (uint32_t)divisor;
 }
 
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
@@ -219,6 +227,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .in = r->in,
         .out = r->out,
         .n = r->n,
+        .tiles = (uint32_t)r->tiles,
         .seed_bits = dl_acc_bits(r->type, r->init_bits),
         .init = r->init,
         .total = r->total,
@@ -226,9 +235,9 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .descriptor_words = s->descriptor_words,
         .control = s->control,
         .exclusive = r->exclusive,
-        .persistent_blocks = h->persistent ? s->persistent_blocks : 0,
-        .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
-        .dependent_launch = s->dependent_launch,
+        .persistent_blocks = dl_gpu_persistent_blocks(h),
+        .persistent_from = dl_gpu_persistent_from(h, s->policy->scan_from),
+        .dependent_launch = s->policy->dependent_launch,
     };
     int error;
     if (segmented) {
@@ -255,10 +264,22 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     return DLSCAN_SUCCESS;
 }
 
-static size_t dl_gpu_compact_tile_items_for(dlscan_handle_t h)
+/* Compaction reserves descriptors for the smallest tile of any compaction kernel. */
+static size_t dl_gpu_compact_tile_items(dlscan_handle_t h)
 {
     (void)h;
-    return dl_gpu_compact_tile_items();
+    return DL_COMPACT_MIN_TILE;
+}
+
+/* The row's divisor for a compaction of `kind` (dl_gpu_persistent_from). */
+static int dl_gpu_compact_from(const dl_policy *row, int kind)
+{
+    switch (kind) {
+    case DL_COMPACT_SELECT_FLAGGED: return row->flagged_from;
+    case DL_COMPACT_RUN_LENGTH:
+    case DL_COMPACT_REDUCE_BY_KEY: return row->runs_from;
+    default: return row->compact_from; /* select_if, unique */
+    }
 }
 
 static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request *r)
@@ -283,9 +304,9 @@ static dlscan_status dl_gpu_compact(dlscan_handle_t h, const dl_compact_request 
         .descriptors = s->descriptors,
         .descriptor_words = s->descriptor_words,
         .control = s->control,
-        .persistent_blocks = h->persistent ? s->persistent_blocks : 0,
-        .persistent_min_tiles = dl_gpu_persistent_min_tiles(h),
-        .dependent_launch = s->dependent_launch,
+        .persistent_blocks = dl_gpu_persistent_blocks(h),
+        .persistent_from = dl_gpu_persistent_from(h, dl_gpu_compact_from(s->policy, r->kind)),
+        .dependent_launch = s->policy->dependent_launch,
     };
     const int launched = dl_gpu_compact_launch(&params, r->type, r->value_type, r->op,
                                                h->deterministic, r->stream);
@@ -391,9 +412,9 @@ static void dl_gpu_destroy(dlscan_handle_t h)
 
 static const dl_backend dl_gpu_backend = {
     .name = "gpu",
-    .tile_items = dl_gpu_tile_items_for,
-    .compact_tile_items = dl_gpu_compact_tile_items_for,
-    .segment_tile_items = dl_gpu_segment_tile_items_for,
+    .tile_items = dl_gpu_tile_items,
+    .compact_tile_items = dl_gpu_compact_tile_items,
+    .segment_tile_items = dl_gpu_segment_tile_items,
     .check_range = dl_gpu_check_range,
     .reserve = dl_gpu_reserve,
     .scan = dl_gpu_scan,
@@ -430,20 +451,26 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         free(s);
         return dl_cuda_fail(h, error, "creating the handle's control block");
     }
-    int sm_count = 0, major = 0;
-    if ((error = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, s->device)) !=
-            cudaSuccess ||
-        (error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device)) !=
-            cudaSuccess ||
-        (error = (cudaError_t)dl_gpu_scan_prepare()) != cudaSuccess ||
-        (error = (cudaError_t)dl_gpu_segment_prepare()) != cudaSuccess ||
-        (error = (cudaError_t)dl_gpu_compact_prepare()) != cudaSuccess) {
+    /* The device's row of the policy table (device/policy.h). The persistent kernels need the
+     * shared memory per SM their blocks were compiled to share (DL_SM_SHARED_BYTES). */
+    dl_device_facts facts = {0};
+    int bus_bits = 0, memory_khz = 0;
+    if ((error = cudaDeviceGetAttribute(&facts.major, cudaDevAttrComputeCapabilityMajor, s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&facts.minor, cudaDevAttrComputeCapabilityMinor, s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&facts.sms, cudaDevAttrMultiProcessorCount, s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&facts.shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                        s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&facts.l2_bytes, cudaDevAttrL2CacheSize, s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, s->device)) != cudaSuccess ||
+        (error = cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, s->device)) != cudaSuccess) {
         cudaFree(s->control);
         free(s);
         return dl_cuda_fail(h, error, "reading the device's properties");
     }
-    s->persistent_blocks = major >= 9 ? (uint32_t)sm_count * dl_gpu_scan_blocks_per_sm() : 0;
-    s->dependent_launch = major >= 9;
+    facts.memory_gbs = (long long)bus_bits / 8 * memory_khz * 2 / 1000000;
+    s->policy = dl_policy_for(&facts);
+    if (s->policy->persistent && facts.shared_per_sm >= DL_SM_SHARED_BYTES)
+        s->persistent_blocks = (uint32_t)facts.sms * (uint32_t)s->policy->blocks_per_sm;
     enum cudaDriverEntryPointQueryResult found;
     void *function = NULL;
     if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault,

@@ -18,6 +18,8 @@ typedef struct dl_scan_request {
     const void *in;
     void *out;
     size_t n; /* > 0, or 0 with total set: only the total is written */
+    size_t tiles; /* n in the backend's tiles for this scan (dl_backend's tile_items, or
+                     segment_tile_items for a segmented scan) */
     dlscan_type in_type;  /* the items' type */
     dlscan_type type;     /* the output type */
     dlscan_type acc_type; /* dl_acc_type(type) */
@@ -124,8 +126,30 @@ float dl_bfloat16_to_float(uint16_t b);
 uint16_t dl_float_to_half(float f);
 uint16_t dl_float_to_bfloat16(float f);
 
-/* Argument checks (checks.c). */
+/* One buffer of a call. An output may share its memory with one input exactly (in place);
+ * any other overlap with an output is refused. */
+typedef struct dl_buffer {
+    const void *p;
+    size_t bytes;
+    size_t alignment;
+    const char *name;
+    int output;
+    const void *may_equal; /* outputs: the input it may equal */
+} dl_buffer;
+
+/* Argument checks (checks.c). A scan's, all of them: a dlscan_scan_args of any version into
+ * *request, or a status with h's last error set. */
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream,
+                            dl_scan_request *request);
 dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
+/* A dlscan_op. */
+dlscan_status dl_check_op(dlscan_handle_t h, dlscan_op op);
+/* A compaction's count (no more than one call can take) and its buffers; a call of n == 0
+ * checks only its count's buffer, the last (its items may be NULL: only the count is written). */
+dlscan_status dl_check_compact(dlscan_handle_t h, const dl_compact_request *r, dl_buffer *buffers,
+                               int count);
+/* select_if's predicate, and its operand where it takes one. */
+dlscan_status dl_check_predicate(dlscan_handle_t h, dlscan_predicate predicate, const void *operand);
 /* For compaction: one of the six 32- and 64-bit types. */
 dlscan_status dl_check_compact_type(dlscan_handle_t h, dlscan_type type);
 /* n items of `type` in tiles of `tile` items: no more than one call can scan. */

@@ -1,6 +1,6 @@
 /*
  * testing.h: the options of the testing build of dlscan (libdlscan_testing.a: the library's
- * sources compiled with DLSCAN_TESTING, config.h's DL_PROBING), which the tests link to drive
+ * sources compiled with DLSCAN_TESTING, policy.h's DL_PROBING), which the tests link to drive
  * every path of the protocol. Not installed: dlscan.h declares what users may call. They go
  * through dlscan_set_option(); the release library answers them with
  * DLSCAN_ERROR_NOT_SUPPORTED.

@@ -1,7 +1,7 @@
 /*
  * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
  * the descriptor format and the protocol's decisions (device/protocol.h, compiled here by
- * the C compiler), handle creation where there may be no device, the release library's
+ * the C compiler), the policy table's choice of a row (device/policy.h), handle creation where there may be no device, the release library's
  * refusal of what only the testing build takes, dlscan_scan's argument struct (both
  * versions, and a segmented scan worked by hand), and the tests' own reference: its 16-bit
  * float conversions (scan_check.c) and its segmented scans (segment_check.c) on hand-worked
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dlscan.h"
+#include "policy.h"
 #include "protocol.h"
 #include "scan_check.h"
 #include "segment_check.h"
@@ -23,6 +24,31 @@ static const dlscan_status all_statuses[] = {
 #undef STATUS_ENTRY
 };
 #define STATUS_COUNT (sizeof all_statuses / sizeof all_statuses[0])
+
+/* A device's row: by compute capability and memory bandwidth, the first match; a later
+ * architecture than any row takes the newest one's; the persistent kernels on sm_90 rows only. */
+Test(host, policy_rows_match_what_devices_report)
+{
+    const dl_device_facts h200 = {9, 0, 132, 228 * 1024, 60 << 20, 4915};
+    const dl_device_facts h100 = {9, 0, 132, 228 * 1024, 50 << 20, 3352};
+    const dl_device_facts a100 = {8, 0, 108, 164 * 1024, 40 << 20, 2039};
+    const dl_device_facts later = {10, 0, 148, 228 * 1024, 126 << 20, 8000};
+    const dl_device_facts old = {7, 0, 80, 96 * 1024, 6 << 20, 900};
+    cr_assert_str_eq(dl_policy_for(&h200)->name, "H200 (sm_90)");
+    cr_assert_str_eq(dl_policy_for(&h100)->name, "H100 (sm_90)");
+    cr_assert_str_eq(dl_policy_for(&a100)->name, "sm_80 and later");
+    cr_assert_str_eq(dl_policy_for(&later)->name, "H200 (sm_90)");
+    cr_assert_str_eq(dl_policy_for(&old)->name, "any GPU");
+    cr_assert(dl_policy_for(&h200)->persistent && dl_policy_for(&h100)->persistent);
+    cr_assert(!dl_policy_for(&a100)->persistent && !dl_policy_for(&old)->persistent);
+    const dl_device_facts *all[] = {&h200, &h100, &a100, &later, &old};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+        const dl_policy *row = dl_policy_for(all[i]);
+        cr_assert(row->blocks_per_sm <= DL_SCAN_BLOCKS_PER_SM, "%s: more blocks than the registers fit", row->name);
+        cr_assert(row->scan_from > 0 && row->compact_from > 0 && row->flagged_from > 0 && row->runs_from > 0);
+        cr_assert(row->persistent == (row->blocks_per_sm > 0) && row->dependent_launch <= row->persistent);
+    }
+}
 
 Test(host, status_strings_name_each_status_once)
 {

@@ -1,0 +1,173 @@
+/*
+ * policy.h: every tuned choice of the GPU kernels, in one place, as data. Plain C: the host
+ * layer, the CPU backend and the CUDA kernels include it.
+ *
+ * Two parts:
+ * - The shapes the kernels are compiled with (tile rows, threads, ring stages, blocks per SM as
+ *   a register budget, look-back windows), with the invariants between them as static_asserts.
+ *   A template parameter cannot change at run time, so every GPU of an architecture runs these.
+ * - The policy table (DL_POLICY_ROWS, at the end): what a handle chooses at run time, one row
+ *   per GPU: whether the persistent kernels run, their grid, from how many tiles each primitive
+ *   takes them, and dependent launches. A handle picks its row once, at creation, from what its
+ *   device reports (dl_policy_for); the launchers read the row's values from their parameters
+ *   and decide nothing of their own. Adding a GPU is one new row.
+ *
+ * bench/NOTES.md says what each value won against (the topic named beside it); none of them is a
+ * build-time knob.
+ */
+#ifndef DLSCAN_POLICY_H
+#define DLSCAN_POLICY_H
+
+#include <assert.h>
+
+/* ---- The scan's tile (bench/NOTES.md, "Tile shape") ----
+ * 256 threads, each with ROWS 16-byte rows of items in registers: 8192 32-bit items or 4096
+ * 64-bit items per tile. */
+#define DL_SCAN_THREADS 256
+#define DL_SCAN_ROWS_4B 8
+#define DL_SCAN_ROWS_8B 8
+#define DL_SCAN_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SCAN_ROWS_4B)
+#define DL_SCAN_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SCAN_ROWS_8B)
+
+/* ---- The persistent kernels (bench/NOTES.md, "Persistent kernel and the ring") ----
+ * Blocks per SM, the deepest ring of shared-memory stages (ring.cuh may choose fewer), the
+ * reducer warp's independent accumulators per lane ("Reducer chains"). */
+#define DL_SCAN_BLOCKS_PER_SM 2
+/* The persistent scans that read items narrower than their 32-bit accumulator (uint8 into
+ * int32, float16 into float32, ...) need 64 registers, so three blocks share an SM: a tile
+ * moves fewer bytes, and with two blocks the tiles' latency, not memory, set their pace
+ * (bench/NOTES.md, "Scans into a wider type"). */
+#define DL_SCAN_BLOCKS_PER_SM_NARROW 3
+#define DL_SCAN_STAGES 3
+#define DL_SCAN_REDUCE_CHAINS 4
+#define DL_SM_SHARED_BYTES (228 * 1024) /* Hopper's shared memory per SM; a GPU with less runs no
+                                         persistent kernel (gpu_backend.c) */
+#define DL_RING_OTHER_BYTES (6 * 1024)  /* a block's own variables and the system's reservation */
+
+/* ---- The look-back (bench/NOTES.md, "Look-back windows", "Back-off") ----
+ * One warp reads a window of 32 lanes x slots predecessors. The persistent scan's tree fold
+ * watches one slot per lane; the left fold, the other kernels and the CPU two. The
+ * deterministic left fold buffers DL_FOLD_WINDOWS windows before it waits for a P. A window
+ * holding X is read again after a doubling sleep. */
+#define DL_WINDOW_LANES 32
+#define DL_SLOTS_PER_LANE 2
+#define DL_PERSISTENT_SLOTS_PER_LANE 1
+#define DL_WINDOW (DL_WINDOW_LANES * DL_SLOTS_PER_LANE) /* the widest window */
+#define DL_FOLD_WINDOWS 2
+#define DL_BACKOFF_FIRST_NS 32u
+#define DL_BACKOFF_LAST_NS 512u
+
+/* ---- Segmented scans (bench/NOTES.md, "Segmented scans") ----
+ * Half the scan's rows: a persistent block's stage carries the keys beside the items, and with
+ * tiles of 4 rows three stages of both still let two blocks share an SM. Every segmented kernel
+ * takes these tiles: 4096 items for 32-bit accumulators, 2048 for 64-bit ones. */
+#define DL_SEGMENT_ROWS 4
+/* The persistent kernel's stage also holds the tile's first offsets (by offsets): all of them
+ * for segments of 8 items and more on average; the reducer reads any others from global memory. */
+#define DL_SEGMENT_STAGED_OFFSETS 512
+#define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
+#define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
+
+/* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
+ * 256 threads of 16 consecutive items. */
+#define DL_COMPACT_THREADS 256
+#define DL_COMPACT_ITEMS 16
+#define DL_COMPACT_TILE (DL_COMPACT_THREADS * DL_COMPACT_ITEMS)
+
+/* ---- Compaction's persistent reduce-by-key (bench/NOTES.md, "Compaction kernels") ----
+ * Its stage holds a tile's keys beside its values: 4096 items where both are 32-bit, 2048 where
+ * either is 64-bit, so that three stages still let two blocks share an SM. (Run-length encoding
+ * stages keys alone, and takes the scan's tiles.) */
+#define DL_RUNS_TILE_ITEMS_4B 4096
+#define DL_RUNS_TILE_ITEMS_8B 2048
+
+/* ---- Compaction's persistent kernels (bench/NOTES.md, "Compaction kernels") ----
+ * Reducer warps per block: two fold a tile's count or heads in half the time of one, and the
+ * block's 384 threads still get 80 registers each at two blocks an SM. */
+#define DL_COMPACT_REDUCERS 2
+
+/* ---- Descriptor storage ----
+ * A scan reserves descriptors for tiles of its type's DL_SCAN_TILE_ITEMS_*; a compaction for
+ * tiles of DL_COMPACT_MIN_TILE items, the smallest tile of any compaction kernel, or they would
+ * draw more tiles than the storage holds. */
+#define DL_COMPACT_MIN_TILE DL_RUNS_TILE_ITEMS_8B
+static_assert(DL_SCAN_TILE_ITEMS_4B >= DL_COMPACT_MIN_TILE && DL_SCAN_TILE_ITEMS_8B >= DL_COMPACT_MIN_TILE &&
+                  DL_COMPACT_TILE >= DL_COMPACT_MIN_TILE && DL_RUNS_TILE_ITEMS_4B >= DL_COMPACT_MIN_TILE,
+              "every compaction kernel's tiles hold at least DL_COMPACT_MIN_TILE items");
+static_assert(DL_PERSISTENT_SLOTS_PER_LANE >= 1 && DL_PERSISTENT_SLOTS_PER_LANE <= DL_SLOTS_PER_LANE,
+              "the fold buffer holds windows of DL_WINDOW");
+
+/* ---- The test probe (probe.cuh) ----
+ * 1 in the testing build of the library (compiled with DLSCAN_TESTING, not installed): its
+ * kernels and CPU workers pause inside tiles, count look-back events and start the tile
+ * counter where a test puts it. 0 in the release library, where those hooks compile away. */
+#ifdef DLSCAN_TESTING
+#define DL_PROBING 1
+#else
+#define DL_PROBING 0
+#endif
+
+/* ---- The policy table ----
+ * What a device reports, and the row it runs. A row matches a device of its compute capability
+ * major (0: any) whose memory moves at least min_gbs GB/s (bus width x memory clock x 2); the
+ * first match wins, so rows run from the most particular to the least. The persistent kernels
+ * need sm_90 (bulk copies and transaction barriers): rows for older GPUs leave them off.
+ *
+ * How a row is measured: on the GPU it is for, `tools/gpu-check build tests` and then the bench
+ * steps (scans, pairs, segmented, compaction), once with the row as it is and once with each
+ * value changed, memcpy and CUB in the same run (bench/NOTES.md, "The floor"). A value is kept
+ * where it wins by more than the runs' spread, and the result goes to bench/results/<GPU>/. */
+typedef struct dl_device_facts {
+    int major, minor;     /* compute capability */
+    int sms;              /* multiprocessors */
+    int shared_per_sm;    /* bytes of shared memory per SM */
+    int l2_bytes;
+    long long memory_gbs; /* bus width x memory clock x 2, GB/s */
+} dl_device_facts;
+
+typedef struct dl_policy {
+    const char *name;
+    int major;             /* compute capability major (0: any) */
+    long long min_gbs;     /* the least memory bandwidth it is for */
+    int persistent;        /* 1: the persistent kernels (sm_90 and later) */
+    int dependent_launch;  /* 1: programmatic dependent launches (sm_90 and later) */
+    int blocks_per_sm;     /* the persistent grid: SMs x this (at most the register budget above) */
+    /* Each persistent kernel runs for more tiles than its grid's blocks divided by this; fewer
+     * finish sooner one block each. */
+    int scan_from;    /* scans and segmented scans (bench/NOTES.md, "Which kernel runs") */
+    int compact_from; /* select_if and unique: 2^22 int32 items, two tiles per block, 19-23 us
+                         against 24-27 us one block per tile ("Compaction kernels") */
+    int flagged_from; /* select_flagged, whose one-block kernel stages its flags in a second pass:
+                         2^20 int32, 5.9-7.8 us against 7.8-8.7 */
+    int runs_from;    /* run-length encoding and reduce-by-key, whose one-block kernel runs from
+                         global memory at half the pace: 2^20 int32 run-length encoding, runs of
+                         mean 2 to 1024, 8.1-9.9 us against 10.6-12.3 */
+} dl_policy;
+
+/* The rows. The H200's is the H100's: on the H200 the persistent scans are bound by the latency of
+ * their tiles, not by a value here (bench/NOTES.md, "The H200"): the other shapes tried there
+ * (three blocks of two stages, tiles of four rows with six stages) lost 17-18%. */
+#define DL_POLICY_ROWS                                                                             \
+    /* name           major  min_gbs persistent dependent blocks scan compact flagged runs */     \
+    {"H200 (sm_90)",      9,    4500,         1,        1,     2,   2,      2,      4,   4},      \
+    {"H100 (sm_90)",      9,       0,         1,        1,     2,   2,      2,      4,   4},      \
+    {"sm_80 and later",   8,       0,         0,        0,     0,   2,      2,      4,   4},      \
+    {"any GPU",           0,       0,         0,        0,     0,   2,      2,      4,   4}
+
+/* The first row that matches `d`; a device of a later architecture than any row takes the row of
+ * the newest one, which its binaries (PTX) run. */
+static inline const dl_policy *dl_policy_for(const dl_device_facts *d)
+{
+    static const dl_policy rows[] = {DL_POLICY_ROWS};
+    const int count = (int)(sizeof rows / sizeof rows[0]);
+    int newest = 0;
+    for (int i = 0; i < count; ++i)
+        newest = rows[i].major > newest ? rows[i].major : newest;
+    const int major = d->major > newest ? newest : d->major;
+    for (int i = 0; i < count; ++i)
+        if ((rows[i].major == major || rows[i].major == 0) && d->memory_gbs >= rows[i].min_gbs)
+            return &rows[i];
+    return &rows[count - 1];
+}
+
+#endif /* DLSCAN_POLICY_H */
