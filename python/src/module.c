@@ -122,7 +122,7 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
 
 #define DLPY_SCAN_DOC(name, what, numpy)                                                          \
     name "(x, *, dtype=None, out=None, exclusive=False, initial=None, total=None, "              \
-         "deterministic=False, stream=None)\n--\n\n"                                             \
+         "deterministic=False, stream=None, keys=None, offsets=None)\n--\n\n"                    \
          "The running " what " of the one-dimensional array x, in one pass (" numpy ").\n\n"     \
          "x: a NumPy array (scanned on the CPU), or an array with __dlpack__ or\n"               \
          "   __cuda_array_interface__ on a CUDA device (PyTorch, CuPy, ...), scanned there.\n"   \
@@ -141,7 +141,13 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
          "   initial included (chaining over chunks: pass the same array as initial).\n"      \
          "deterministic: float sums on a GPU are the same bits from run to run (CPU: always).\n" \
          "stream: the CUDA stream to run on (an int handle or a PyTorch, CuPy or Numba stream);\n" \
-         "   default: the producer's, i.e. the current stream of x's library.\n\n"           \
+         "   default: the producer's, i.e. the current stream of x's library.\n"             \
+         "keys: a segmented scan: an array as long as x (any type, where x lives); the scan\n" \
+         "   starts over at every run of equal keys (compared bit for bit).\n"               \
+         "offsets: a segmented scan: int64 or uint64, the start of each segment and the end\n" \
+         "   of the last (segment k: x[offsets[k]:offsets[k+1]]), rising, at most len(x);\n"  \
+         "   items outside the segments are not written. With keys or offsets, initial is a\n" \
+         "   number that starts every segment, and total is not taken.\n\n"                 \
          "Returns out. On a GPU the call only enqueues the scan."
 
 static PyMethodDef dlpy_methods[] = {

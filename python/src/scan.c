@@ -1,7 +1,8 @@
 /*
  * scan.c: cumsum, cummin and cummax, each one dlscan_scan call, and reserve. The output type
  * is dtype=, else out='s, else NumPy's choice (cumsum widens bool and integers narrower than
- * 64 bits to int64 or uint64; otherwise the input's type).
+ * 64 bits to int64 or uint64; otherwise the input's type). keys= or offsets= make the call a
+ * segmented scan (dlscan.h, dlscan_scan_args' second version).
  */
 #include "binding.h" /* Python.h first, as Python asks */
 
@@ -38,17 +39,17 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
                            const char *format)
 {
     static char *keywords[] = {"x", "dtype", "out", "exclusive", "initial", "total",
-                               "deterministic", "stream", NULL};
+                               "deterministic", "stream", "keys", "offsets", NULL};
     PyObject *x, *dtype = Py_None, *out = Py_None, *initial = Py_None, *total = Py_None,
-                 *stream = Py_None;
+                 *stream = Py_None, *keys = Py_None, *offsets = Py_None;
     int exclusive = 0, deterministic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &x, &dtype, &out, &exclusive,
-                                     &initial, &total, &deterministic, &stream))
+                                     &initial, &total, &deterministic, &stream, &keys, &offsets))
         return NULL;
 
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream};
     dlpy_array in = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY, init = DLPY_ARRAY_EMPTY,
-               sum = DLPY_ARRAY_EMPTY;
+               sum = DLPY_ARRAY_EMPTY, segments = DLPY_ARRAY_EMPTY;
     PyObject *returned = NULL;
     unsigned char init_value[8];
     int previous_device = -1;
@@ -105,6 +106,45 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         a.d_total = sum.data;
     }
 
+    if ((keys != Py_None || offsets != Py_None) && (a.d_init || total != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s with %s: a segmented scan takes initial as "
+                     "a number, which starts every segment, and leaves no total", func,
+                     a.d_init ? "initial as an array" : "total", keys != Py_None ? "keys" : "offsets");
+        goto done;
+    }
+    if (keys != Py_None && offsets != Py_None) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys and offsets are both given: segments come "
+                     "from one or the other", func);
+        goto done;
+    }
+    if (keys != Py_None) {
+        if (dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0)
+            goto done;
+        if (segments.n != in.n) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and x %zu", func,
+                         segments.n, in.n);
+            goto done;
+        }
+        a.d_keys = segments.data;
+        a.key_type = dlpy_type(segments.kind);
+    }
+    if (offsets != Py_None) {
+        if (dlpy_array_take(&segments, offsets, func, "offsets", &place, 0, 0) < 0)
+            goto done;
+        if (segments.kind != DLSCAN_INT64 && segments.kind != DLSCAN_UINT64) {
+            PyErr_Format(PyExc_TypeError, "dlscan.%s: offsets must be int64 or uint64, not %s",
+                         func, dlpy_kinds[segments.kind].name);
+            goto done;
+        }
+        if (segments.n == 0) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: offsets is empty; it holds the start of "
+                         "every segment and the end of the last (at least one item)", func);
+            goto done;
+        }
+        a.d_offsets = (const size_t *)segments.data;
+        a.num_segments = segments.n - 1;
+    }
+
     dlscan_handle_t h = dlpy_handle(&place, func, &previous_device);
     if (!h || dlpy_set_deterministic(h, deterministic, func) < 0)
         goto done;
@@ -129,25 +169,26 @@ done:
     dlpy_array_release(&result);
     dlpy_array_release(&init);
     dlpy_array_release(&sum);
+    dlpy_array_release(&segments);
     return returned;
 }
 
 PyObject *dlpy_cumsum(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOpOOpO:cumsum");
+    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOpOOpOOO:cumsum");
 }
 
 PyObject *dlpy_cummin(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOpOOpO:cummin");
+    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOpOOpOOO:cummin");
 }
 
 PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOpOOpO:cummax");
+    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOpOOpOOO:cummax");
 }
 
 PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)

@@ -1,5 +1,5 @@
 """reference.py: what the tests check dlscan against, written with NumPy alone (no dlscan
-code): scans with an initial value and exclusive scans, the compaction calls, and bfloat16
+code): scans with an initial value and exclusive scans, segmented scans, the compaction calls, and bfloat16
 rounding; plus random data and DLPack wrappers for the tests."""
 
 import ctypes
@@ -67,6 +67,21 @@ def runs(x):
     if len(x) == 0:
         return np.zeros(0, np.int64)
     return np.flatnonzero(np.concatenate([[True], bits[1:] != bits[:-1]]))
+
+
+def segmented_scan(x, op, out_dtype, bounds, exclusive=False, initial=None, out=None):
+    """scan() over each segment [s, e) of bounds, written into out (a copy of out, or zeros);
+    items outside every segment keep out's values."""
+    result = np.zeros(len(x), out_dtype) if out is None else out.copy()
+    for s, e in bounds:
+        result[s:e] = scan(x[s:e], op, out_dtype, exclusive, initial)
+    return result
+
+
+def key_segments(keys):
+    """The segments of runs of equal keys (compared as bits), as (start, end) pairs."""
+    starts = list(runs(keys)) + [len(keys)]
+    return list(zip(starts[:-1], starts[1:]))
 
 
 def reduce_by_key(keys, values, op):

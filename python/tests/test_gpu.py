@@ -3,15 +3,16 @@ and operator against a host reference and against torch.cumsum / cupy.cumsum, si
 GPU's tile edges and past the persistent kernel's start, initial values and chained totals on
 the device, non-default streams (the producer's current stream and stream=), a captured CUDA
 graph replayed on fresh data, the compaction calls, deterministic float sums, both doors
-(__dlpack__ and __cuda_array_interface__) and bad input. Skipped where dlscan has no GPU
+(__dlpack__ and __cuda_array_interface__), segmented scans by keys and by offsets, and bad
+input. Skipped where dlscan has no GPU
 backend or no CUDA device and library is there."""
 
 import numpy as np
 import pytest
 
 import dlscan
-from reference import (COMPACT_TYPES, INTEGERS, OPS, TYPES, random_array, reduce_by_key, runs,
-                       scan)
+from reference import (COMPACT_TYPES, INTEGERS, OPS, TYPES, key_segments, random_array,
+                       reduce_by_key, runs, scan, segmented_scan)
 
 if not dlscan.has_gpu_backend():
     pytest.skip("dlscan was built without the GPU backend", allow_module_level=True)
@@ -409,3 +410,33 @@ def test_wrong_initial(dtype):
     x = on_gpu(np.zeros(10, dtype))
     with pytest.raises(OverflowError):
         dlscan.cumsum(x, dtype=dtype, initial=2**70)
+
+
+# ---------------------------------------------------------------- segmented scans
+
+@pytest.mark.parametrize("n", [1, 4097, 1_000_003])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", OPS)
+def test_segmented_by_keys_and_offsets(rng, op, dtype, n):
+    """keys= and offsets= on CUDA tensors (PyTorch) and arrays (CuPy), against the host
+    reference; the offsets cover every item, so a new output is wholly written."""
+    x_host = random_array(rng, dtype, n)
+    keys_host = np.repeat(rng.integers(0, 5, n), rng.integers(1, 40, n))[:n].astype(np.int32)
+    out_dtype = numpy_result_type(dtype, op)
+    expected = segmented_scan(x_host, op, out_dtype, key_segments(keys_host))
+    starts = [s for s, _ in key_segments(keys_host)]
+    offsets_host = np.array(starts + [n], np.int64)
+    np.testing.assert_array_equal(host(FUNCTIONS[op](on_gpu(x_host), keys=on_gpu(keys_host))), expected)
+    np.testing.assert_array_equal(host(FUNCTIONS[op](on_gpu(x_host), offsets=on_gpu(offsets_host))),
+                                  expected)
+    if cupy is not None:
+        result = FUNCTIONS[op](cupy.asarray(x_host), offsets=cupy.asarray(offsets_host), exclusive=True)
+        np.testing.assert_array_equal(
+            cupy.asnumpy(result), segmented_scan(x_host, op, out_dtype, key_segments(keys_host), True))
+
+
+def test_segments_on_another_device_than_x_are_refused(rng):
+    """keys or offsets in host memory with x on the GPU: a clear error, nothing run."""
+    x = on_gpu(np.arange(10, dtype=np.int32))
+    with pytest.raises(ValueError):
+        dlscan.cumsum(x, keys=np.zeros(10, np.int32))

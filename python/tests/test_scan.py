@@ -1,7 +1,7 @@
 """test_scan.py: dlscan.cumsum, cummin and cummax on NumPy arrays (the CPU backend) against
 NumPy: every type and operator, inclusive and exclusive, sizes around the CPU tile, every
-type pair, initial values (numbers and one-item arrays), totals and chaining, in place, and
-the DLPack door (bfloat16 included)."""
+type pair, initial values (numbers and one-item arrays), totals and chaining, in place, the
+DLPack door (bfloat16 included), and segmented scans by keys and by offsets."""
 
 import array
 import concurrent.futures
@@ -11,7 +11,7 @@ import pytest
 
 import dlscan
 from reference import (FLOATS, INTEGERS, OPS, SIZES, TYPES, DLPackOnly, bfloat16_to_float32,
-                       float32_to_bfloat16, random_array, scan)
+                       float32_to_bfloat16, key_segments, random_array, scan, segmented_scan)
 
 FUNCTIONS = {"sum": dlscan.cumsum, "min": dlscan.cummin, "max": dlscan.cummax}
 
@@ -232,3 +232,66 @@ def test_min_and_max_propagate_nan(rng, dtype):
     for x in cases:
         for function, ufunc in ((dlscan.cummin, np.minimum), (dlscan.cummax, np.maximum)):
             np.testing.assert_array_equal(function(x), ufunc.accumulate(x))
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 65537, 3 * 65536 + 7])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_segmented_by_keys(rng, op, dtype, n, exclusive):
+    """keys=: the scan starts over at every run of equal keys, initial starting each run."""
+    x = random_array(rng, dtype, n)
+    keys = np.repeat(rng.integers(0, 5, n), rng.integers(1, 40, n))[:n].astype(np.int16)
+    out_dtype = numpy_result_type(dtype, op)
+    initial = 3 if op == "sum" else None
+    result = FUNCTIONS[op](x, keys=keys, exclusive=exclusive, initial=initial)
+    assert result.dtype == out_dtype
+    np.testing.assert_array_equal(
+        result, segmented_scan(x, op, out_dtype, key_segments(keys), exclusive, initial))
+
+
+def test_segmented_keys_compare_bits(rng):
+    """Float keys are compared as bits: -0.0 and 0.0 start different segments."""
+    x = np.ones(6, np.int32)
+    keys = np.array([0.0, 0.0, -0.0, -0.0, 1.0, 1.0], np.float32)
+    np.testing.assert_array_equal(dlscan.cumsum(x, keys=keys, dtype="int32"), [1, 2, 1, 2, 1, 2])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("offset_dtype", ["int64", "uint64"])
+def test_segmented_by_offsets(rng, op, dtype, offset_dtype):
+    """offsets=: segment k is x[offsets[k]:offsets[k+1]], empty segments included; items before
+    the first offset and from the last on keep what out held."""
+    n = 200_003
+    x = random_array(rng, dtype, n)
+    inner = np.sort(rng.integers(10, n - 10, 500))
+    offsets = np.concatenate([[7], inner, inner[:3], [n - 5]]).astype(offset_dtype)
+    offsets.sort()
+    out_dtype = numpy_result_type(dtype, op)
+    out = np.full(n, 42, out_dtype)
+    bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+    for exclusive in (False, True):
+        result = FUNCTIONS[op](x, offsets=offsets, out=out.copy(), exclusive=exclusive)
+        np.testing.assert_array_equal(result, segmented_scan(x, op, out_dtype, bounds, exclusive, out=out))
+    # one segment over everything is the plain scan
+    whole = np.array([0, n], offset_dtype)
+    np.testing.assert_array_equal(FUNCTIONS[op](x, offsets=whole), scan(x, op, out_dtype))
+
+
+def test_segmented_errors():
+    x = np.arange(10, dtype=np.int32)
+    with pytest.raises(ValueError, match="keys has 9 items and x 10"):
+        dlscan.cumsum(x, keys=np.zeros(9, np.int32))
+    with pytest.raises(ValueError, match="keys and offsets are both given"):
+        dlscan.cumsum(x, keys=np.zeros(10, np.int32), offsets=np.array([0, 10]))
+    with pytest.raises(TypeError, match="offsets must be int64 or uint64, not int32"):
+        dlscan.cumsum(x, offsets=np.array([0, 10], np.int32))
+    with pytest.raises(ValueError, match="offsets is empty"):
+        dlscan.cumsum(x, offsets=np.zeros(0, np.int64))
+    with pytest.raises(ValueError, match="initial as an array with keys"):
+        dlscan.cumsum(x, keys=np.zeros(10, np.int32), initial=np.zeros(1, np.int64))
+    with pytest.raises(ValueError, match="total with offsets"):
+        dlscan.cumsum(x, offsets=np.array([0, 10]), total=np.zeros(1, np.int64))
+    with pytest.raises(dlscan.ArgumentError, match="must rise"):
+        dlscan.cumsum(x, offsets=np.array([0, 8, 4, 10]))
