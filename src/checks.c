@@ -1,9 +1,9 @@
 /*
- * checks.c: the argument checks: a scan's, all of them, in the order the header documents
- * (dl_check_scan, which turns a dlscan_scan_args into the request the backends take), and the
- * checks the compactions (compact.c) share: types, counts, pointers and overlaps. Each failed
- * check records a message naming the argument (dl_fail) and returns its status; nothing is
- * written or enqueued here.
+ * checks.c: every argument check, in the order the header documents: a scan's (dl_check_scan,
+ * which turns a dlscan_scan_args into the request the backends take) and a compaction's
+ * (dl_check_compact over the buffers compact.c describes, dl_check_predicate), on types,
+ * operators, counts, pointers, memory and overlaps. Each failed check records a message naming
+ * the argument (dl_fail) and returns its status; nothing is written or enqueued here.
  */
 #include <string.h>
 
