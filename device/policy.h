@@ -41,7 +41,7 @@
 #define DL_SCAN_STAGES 3
 #define DL_SCAN_REDUCE_CHAINS 4
 #define DL_SM_SHARED_BYTES (228 * 1024) /* Hopper's shared memory per SM; a GPU with less runs no
-                                         persistent kernel (gpu_backend.c) */
+                                         persistent kernel (dl_policy_for) */
 #define DL_RING_OTHER_BYTES (6 * 1024)  /* a block's own variables and the system's reservation */
 
 /* ---- The look-back (bench/NOTES.md, "Look-back windows", "Back-off") ----
@@ -111,7 +111,9 @@ static_assert(DL_PERSISTENT_SLOTS_PER_LANE >= 1 && DL_PERSISTENT_SLOTS_PER_LANE 
  * What a device reports, and the row it runs. A row matches a device of its compute capability
  * major (0: any) whose memory moves at least min_gbs GB/s (bus width x memory clock x 2); the
  * first match wins, so rows run from the most particular to the least. The persistent kernels
- * need sm_90 (bulk copies and transaction barriers): rows for older GPUs leave them off.
+ * need sm_90 (bulk copies and transaction barriers), and the shared memory per SM their blocks
+ * were compiled to share (DL_SM_SHARED_BYTES): a row that runs them matches no device with less,
+ * and rows for older GPUs leave them off.
  *
  * How a row is measured: on the GPU it is for, `tools/gpu-check build tests` and then the bench
  * steps (scans, pairs, segmented, compaction), once with the row as it is and once with each
@@ -147,12 +149,13 @@ typedef struct dl_policy {
 /* The rows. The H200's is the H100's: on the H200 the persistent scans are bound by the latency of
  * their tiles, not by a value here (bench/NOTES.md, "The H200"): the other shapes tried there
  * (three blocks of two stages, tiles of four rows with six stages) lost 17-18%. */
-#define DL_POLICY_ROWS                                                                             \
-    /* name           major  min_gbs persistent dependent blocks scan compact flagged runs */     \
-    {"H200 (sm_90)",      9,    4500,         1,        1,     2,   2,      2,      4,   4},      \
-    {"H100 (sm_90)",      9,       0,         1,        1,     2,   2,      2,      4,   4},      \
-    {"sm_80 and later",   8,       0,         0,        0,     0,   2,      2,      4,   4},      \
-    {"any GPU",           0,       0,         0,        0,     0,   2,      2,      4,   4}
+#define DL_POLICY_ROWS                                                                                     \
+    /* name                        major min_gbs persistent dependent blocks scan compact flagged runs */  \
+    {"H200 (sm_90)",                9,   4500,         1,        1,     2,   2,      2,      4,   4},      \
+    {"H100 (sm_90)",                9,      0,         1,        1,     2,   2,      2,      4,   4},      \
+    {"sm_90, less shared memory",   9,      0,         0,        1,     0,   2,      2,      4,   4},      \
+    {"sm_80 and later",             8,      0,         0,        0,     0,   2,      2,      4,   4},      \
+    {"any GPU",                     0,      0,         0,        0,     0,   2,      2,      4,   4}
 
 /* The first row that matches `d`; a device of a later architecture than any row takes the row of
  * the newest one, which its binaries (PTX) run. */
@@ -165,7 +168,8 @@ static inline const dl_policy *dl_policy_for(const dl_device_facts *d)
         newest = rows[i].major > newest ? rows[i].major : newest;
     const int major = d->major > newest ? newest : d->major;
     for (int i = 0; i < count; ++i)
-        if ((rows[i].major == major || rows[i].major == 0) && d->memory_gbs >= rows[i].min_gbs)
+        if ((rows[i].major == major || rows[i].major == 0) && d->memory_gbs >= rows[i].min_gbs &&
+            (!rows[i].persistent || d->shared_per_sm >= DL_SM_SHARED_BYTES))
             return &rows[i];
     return &rows[count - 1];
 }

@@ -451,8 +451,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
         free(s);
         return dl_cuda_fail(h, error, "creating the handle's control block");
     }
-    /* The device's row of the policy table (device/policy.h). The persistent kernels need the
-     * shared memory per SM their blocks were compiled to share (DL_SM_SHARED_BYTES). */
+    /* The device's row of the policy table (device/policy.h). */
     dl_device_facts facts = {0};
     int bus_bits = 0, memory_khz = 0;
     if ((error = cudaDeviceGetAttribute(&facts.major, cudaDevAttrComputeCapabilityMajor, s->device)) != cudaSuccess ||
@@ -469,7 +468,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
     }
     facts.memory_gbs = (long long)bus_bits / 8 * memory_khz * 2 / 1000000;
     s->policy = dl_policy_for(&facts);
-    if (s->policy->persistent && facts.shared_per_sm >= DL_SM_SHARED_BYTES)
+    if (s->policy->persistent)
         s->persistent_blocks = (uint32_t)facts.sms * (uint32_t)s->policy->blocks_per_sm;
     enum cudaDriverEntryPointQueryResult found;
     void *function = NULL;

@@ -26,7 +26,8 @@ static const dlscan_status all_statuses[] = {
 #define STATUS_COUNT (sizeof all_statuses / sizeof all_statuses[0])
 
 /* A device's row: by compute capability and memory bandwidth, the first match; a later
- * architecture than any row takes the newest one's; the persistent kernels on sm_90 rows only. */
+ * architecture than any row takes the newest one's; the persistent kernels on sm_90 rows only,
+ * and only where the SM has the shared memory they were compiled for. */
 Test(host, policy_rows_match_what_devices_report)
 {
     const dl_device_facts h200 = {9, 0, 132, 228 * 1024, 60 << 20, 4915};
@@ -34,6 +35,7 @@ Test(host, policy_rows_match_what_devices_report)
     const dl_device_facts a100 = {8, 0, 108, 164 * 1024, 40 << 20, 2039};
     const dl_device_facts later = {10, 0, 148, 228 * 1024, 126 << 20, 8000};
     const dl_device_facts old = {7, 0, 80, 96 * 1024, 6 << 20, 900};
+    const dl_device_facts small_sm = {12, 0, 84, 100 * 1024, 128 << 20, 1792};
     cr_assert_str_eq(dl_policy_for(&h200)->name, "H200 (sm_90)");
     cr_assert_str_eq(dl_policy_for(&h100)->name, "H100 (sm_90)");
     cr_assert_str_eq(dl_policy_for(&a100)->name, "sm_80 and later");
@@ -41,12 +43,16 @@ Test(host, policy_rows_match_what_devices_report)
     cr_assert_str_eq(dl_policy_for(&old)->name, "any GPU");
     cr_assert(dl_policy_for(&h200)->persistent && dl_policy_for(&h100)->persistent);
     cr_assert(!dl_policy_for(&a100)->persistent && !dl_policy_for(&old)->persistent);
-    const dl_device_facts *all[] = {&h200, &h100, &a100, &later, &old};
+    cr_assert_str_eq(dl_policy_for(&small_sm)->name, "sm_90, less shared memory");
+    cr_assert(!dl_policy_for(&small_sm)->persistent && dl_policy_for(&small_sm)->dependent_launch);
+    const dl_device_facts *all[] = {&h200, &h100, &a100, &later, &old, &small_sm};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         const dl_policy *row = dl_policy_for(all[i]);
         cr_assert(row->blocks_per_sm <= DL_SCAN_BLOCKS_PER_SM, "%s: more blocks than the registers fit", row->name);
         cr_assert(row->scan_from > 0 && row->compact_from > 0 && row->flagged_from > 0 && row->runs_from > 0);
-        cr_assert(row->persistent == (row->blocks_per_sm > 0) && row->dependent_launch <= row->persistent);
+        cr_assert(row->persistent == (row->blocks_per_sm > 0));
+        cr_assert(!row->persistent || all[i]->shared_per_sm >= DL_SM_SHARED_BYTES, "%s", row->name);
+        cr_assert(!(row->persistent || row->dependent_launch) || all[i]->major >= 9, "%s", row->name);
     }
 }
 
