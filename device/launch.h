@@ -55,19 +55,66 @@ int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t 
 
 /* A segmented scan (device/segment_kernel.cu): the values' scan (in, out, n, the init's bits,
  * the descriptors and the choice of kernel, as for a plain scan; init and total unused) and
- * where its segments come from: keys, or offsets. */
+ * where its segments come from: keys, offsets, or rows of one length (a scan along an axis of
+ * stride 1, whose heads are where the index divides by the length: nothing is read for them). */
 typedef struct dl_segment_params {
     dl_scan_params scan;
     const void *keys;            /* n keys of key_size bytes (1, 2, 4 or 8), or NULL */
     uint32_t key_size;
     const size_t *offsets;       /* num_segments + 1 offsets, or NULL */
     uint64_t num_segments;
+    uint64_t row_length;         /* rows: the items in each (n a multiple of it), or 0 */
+    void *totals;                /* rows: n / row_length output values, each row's total, or NULL */
 } dl_segment_params;
 
 /* Enqueues one segmented scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does (and
  * returns what it does). */
 int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, dlscan_type type,
                           dlscan_op op, int left_fold, cudaStream_t stream);
+
+/* A scan along an axis of stride > 1 (device/axis_kernel.cu): columns. The items are arrays
+ * [outer][length][stride], and each of the outer x stride columns is a scan. A tile is `rows`
+ * rows of `lanes` neighbouring columns of one array; `strips` tiles side by side cover an
+ * array's columns, and the chains (outer x strips of them) follow each other in the tile order:
+ * tile t is row block t / chains of chain t % chains. Each (tile, column) has a descriptor of
+ * its own: a tile takes lanes x dl_words_per_tile words of descriptors. */
+typedef struct dl_axis_shape {
+    uint32_t lanes;  /* columns per tile: the stride, at most DL_AXIS_THREADS */
+    uint32_t groups; /* thread groups down the rows: lanes x groups <= DL_AXIS_THREADS */
+    uint32_t rows;   /* rows per tile: groups x the rows a thread holds */
+    uint32_t narrow; /* 1: fewer lanes than DL_AXIS_NARROW_LANES, the tile staged in shared memory */
+} dl_axis_shape;
+
+static inline uint32_t dl_axis_rows_per_thread(size_t acc_bytes, int narrow)
+{
+    return narrow ? (acc_bytes == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)
+                  : (acc_bytes == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B);
+}
+
+/* The tile of a column scan of `stride` (> 1) into an accumulator of acc_bytes. */
+static inline dl_axis_shape dl_axis_shape_for(uint64_t stride, size_t acc_bytes)
+{
+    dl_axis_shape s;
+    s.lanes = stride < DL_AXIS_THREADS ? (uint32_t)stride : DL_AXIS_THREADS;
+    s.narrow = s.lanes < DL_AXIS_NARROW_LANES;
+    s.groups = DL_AXIS_THREADS / s.lanes;
+    s.rows = s.groups * dl_axis_rows_per_thread(acc_bytes, (int)s.narrow);
+    return s;
+}
+
+typedef struct dl_axis_params {
+    dl_scan_params scan;  /* in, out, n, tiles, the init's bits, descriptors, exclusive */
+    uint64_t length;      /* items of each scan (rows of each array) */
+    uint64_t stride;      /* columns of each array */
+    dl_axis_shape shape;
+    uint32_t strips;      /* tiles across an array: stride / lanes, rounded up */
+    uint32_t chains;      /* outer x strips */
+    void *totals;         /* outer x stride output values, or NULL */
+} dl_axis_params;
+
+/* Enqueues one column scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does. */
+int dl_gpu_axis_launch(const dl_axis_params *params, dlscan_type in_type, dlscan_type type,
+                       dlscan_op op, cudaStream_t stream);
 
 /* Stream compaction (device/compact_kernel.cu). */
 typedef enum dl_compact_kind {

@@ -68,6 +68,18 @@
 #define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
 #define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
 
+/* ---- Scans along an axis of stride > 1: columns (axis_kernel.cu) ----
+ * 256 threads a block, as lanes x groups: one thread per column of the tile (at most 256 columns,
+ * a strip of a wider array), groups of them down its rows, each with ROWS rows in registers.
+ * Columns narrower than a warp stage the tile through shared memory, with an odd count of rows a
+ * thread so that a warp's reads of it meet no bank twice. */
+#define DL_AXIS_THREADS 256
+#define DL_AXIS_ROWS_4B 32
+#define DL_AXIS_ROWS_8B 16
+#define DL_AXIS_NARROW_LANES 32 /* fewer columns than this: staged */
+#define DL_AXIS_NARROW_ROWS_4B 31
+#define DL_AXIS_NARROW_ROWS_8B 15
+
 /* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
  * 256 threads of 16 consecutive items. */
 #define DL_COMPACT_THREADS 256

@@ -47,14 +47,22 @@ static_assert(dl_segment_shape<uint32_t>::tile_items == DL_SEGMENT_TILE_ITEMS_4B
                   dl_segment_shape<uint64_t>::tile_items == DL_SEGMENT_TILE_ITEMS_8B,
               "the tiles are the ones the host layer reserves descriptors for (policy.h)");
 
-/* The segments of a persistent kernel: keys of KEY (uint32_t or uint64_t), or offsets. */
+/* The segments of a persistent kernel: keys of KEY (uint32_t or uint64_t), offsets, or rows. */
 struct dl_by_offsets;
+struct dl_by_rows;
 template <typename KEY> struct dl_segments_by {
     static constexpr bool offsets = false;
+    static constexpr bool rows = false;
     static constexpr int key_size = sizeof(KEY);
 };
 template <> struct dl_segments_by<dl_by_offsets> {
     static constexpr bool offsets = true;
+    static constexpr bool rows = false;
+    static constexpr int key_size = 0;
+};
+template <> struct dl_segments_by<dl_by_rows> {
+    static constexpr bool offsets = false;
+    static constexpr bool rows = true;
     static constexpr int key_size = 0;
 };
 
@@ -112,6 +120,50 @@ __device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_
     const K before = warp_base > 0 && warp_base - 1 < n ? (K)keys[warp_base - 1] : K(0);
     const uint32_t heads = dl_key_heads(key, before, warp_base == 0);
     return whole ? heads : dl_heads_before<ROWS, VEC>(heads, warp_base, n);
+}
+
+/* ---------------------------------------------------------------- rows */
+
+/* Rows of `length` items: the heads of this thread's items (where the call's index divides by
+ * the length) and, in *ends, the items that end a row (the next index divides by it), bit
+ * r * VEC + e as dl_key_heads sets them; items at or past n are neither. Nothing is read: one
+ * 64-bit remainder per thread, then one per row of items in 32 bits where the length allows.
+ * warp_base: the warp's first item. */
+template <int ROWS, int VEC>
+__device__ __forceinline__ uint32_t dl_row_heads(uint64_t warp_base, uint64_t n, uint64_t length,
+                                                 uint32_t *ends)
+{
+    const int lane = threadIdx.x % 32;
+    const uint64_t first = warp_base + (uint64_t)lane * VEC;
+    const uint64_t at = first % length; /* the lane's first item's place in its row */
+    const bool narrow = length < (1ull << 31);
+    uint32_t heads = 0, last = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const uint64_t step = (uint64_t)r * 32 * VEC;
+        const uint64_t place = r == 0 ? at
+                               : narrow ? (uint64_t)((uint32_t)(at + step) % (uint32_t)length)
+                                        : (at + step) % length;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+            const uint64_t q = place + (uint64_t)e; /* < length + VEC */
+            const bool in = first + step + (uint64_t)e < n;
+            const bool head = length >= VEC ? q == 0 || q == length : q % length == 0;
+            const bool end = length >= VEC ? q + 1 == length : (q + 1) % length == 0;
+            heads |= (uint32_t)(in && head) << (r * VEC + e);
+            last |= (uint32_t)(in && end) << (r * VEC + e);
+        }
+    }
+    *ends = last;
+    return heads;
+}
+
+/* The tile index of the last head among `count` items from `base` in rows of `length`, or -1. */
+__device__ __forceinline__ int dl_rows_last_head(uint64_t base, int count, uint64_t length)
+{
+    const uint64_t end = base + (uint64_t)count - 1;
+    const uint64_t head = end - end % length;
+    return head >= base ? (int)(head - base) : -1;
 }
 
 /* ---------------------------------------------------------------- offsets */
@@ -266,12 +318,15 @@ dl_segment_rows(T (&v)[DL_SEGMENT_ROWS][dl_segment_shape<T>::vec], uint32_t head
 template <typename T, typename OUT, typename Op, bool WHOLE_STORES>
 __device__ __forceinline__ void dl_segment_finish(const dl_segment_params &p, uint32_t tile,
                                                   T (&v)[DL_SEGMENT_ROWS][dl_segment_shape<T>::vec],
-                                                  uint32_t heads, T init,
+                                                  uint32_t heads, uint32_t ends, T init,
                                                   const dl_tile_segment<T> (&row_prefix)[DL_SEGMENT_ROWS],
                                                   T warp_prefix, bool vector, uint64_t lo, uint64_t hi)
 {
     using S = dl_segment_shape<T>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
+    const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
+    OUT *totals = static_cast<OUT *>(p.totals);
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
         T running = row_prefix[r].heads ? row_prefix[r].value : Op()(warp_prefix, row_prefix[r].value);
@@ -286,11 +341,13 @@ __device__ __forceinline__ void dl_segment_finish(const dl_segment_params &p, ui
                 running = head ? item : Op()(running, item);
                 v[r][e] = running;
             }
+            if (ends >> (r * S::vec + e) & 1) /* a row's last item: its total (rows only) */
+                totals[(warp_base + (uint64_t)(r * 32 + lane) * S::vec + e) / p.row_length] =
+                    dl_narrow<OUT>(running);
         }
     }
 
     OUT *out = static_cast<OUT *>(p.scan.out);
-    const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
     if (base + S::tile_items <= n && lo <= base && base + S::tile_items <= hi) {
         if (WHOLE_STORES)
             dl_store_tile<T, true>(out, base, n, v);
@@ -301,7 +358,6 @@ __device__ __forceinline__ void dl_segment_finish(const dl_segment_params &p, ui
         return;
     }
     const uint64_t end = n < hi ? n : hi;
-    const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r)
 #pragma unroll
@@ -350,9 +406,13 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_segment_kernel(const dl_se
     else
         dl_load_tile<T, Op, false>(in, base, n, v);
 
-    uint32_t heads = 0;
+    uint32_t heads = 0, ends = 0;
     const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
-    if (p.offsets) {
+    if (p.row_length) {
+        heads = dl_row_heads<S::rows, S::vec>(warp_base, n, p.row_length, &ends);
+        if (!p.totals)
+            ends = 0;
+    } else if (p.offsets) {
         /* Warp 0 finds the tile's first offset while the others clear the bitmap. */
         const int count = n - base < (uint64_t)S::tile_items ? (int)(n - base) : S::tile_items;
         if (warp == 0) {
@@ -389,7 +449,8 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_segment_kernel(const dl_se
         p.scan.descriptors, probe, false, Op::identity());
     uint64_t lo, hi;
     dl_segment_bounds(p, &lo, &hi);
-    dl_segment_finish<T, OUT, Op, false>(p, tile, v, heads, init, row_prefix, warp_prefix, vector, lo, hi);
+    dl_segment_finish<T, OUT, Op, false>(p, tile, v, heads, ends, init, row_prefix, warp_prefix, vector, lo,
+                                         hi);
     dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
 }
 
@@ -401,15 +462,18 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_segment_kernel(const dl_se
 
 /* A stage: the tile's items, then by key 16 bytes of the keys before the tile and the tile's
  * keys, by offsets the bitmap of the tile's heads (the reducer's) and the tile's first offsets
- * (DL_SEGMENT_STAGED_OFFSETS). */
+ * (DL_SEGMENT_STAGED_OFFSETS); rows, the items alone. */
 template <typename T, typename BY> struct dl_segment_stage {
     using S = dl_segment_shape<T>;
     static constexpr bool offsets = dl_segments_by<BY>::offsets;
+    static constexpr bool rows = dl_segments_by<BY>::rows;
     static constexpr int keys_at = S::tile_bytes + 16; /* the tile's first key */
     static constexpr int key_bytes = S::tile_items * dl_segments_by<BY>::key_size;
     static constexpr int bitmap_at = S::tile_bytes;
     static constexpr int offsets_at = S::tile_bytes + S::tile_items / 8;
-    static constexpr int bytes = offsets ? offsets_at + DL_SEGMENT_STAGED_OFFSETS * 8 : keys_at + key_bytes;
+    static constexpr int bytes = offsets ? offsets_at + DL_SEGMENT_STAGED_OFFSETS * 8
+                                 : rows  ? S::tile_bytes
+                                         : keys_at + key_bytes;
     static constexpr int stages = dl_ring_stages(bytes);
     /* Lanes of a warp that arrive on `reduced` and `empty`. By offsets the reducer writes the
      * bitmap that the compute warps read, so every lane that touches it arrives after its own
@@ -470,7 +534,13 @@ template <typename T, typename BY, typename SHARED> struct dl_segment_fill {
         const bool whole = base + S::tile_items <= n;
         unsigned char *stage = stages + s * G::bytes;
         const T *items = static_cast<const T *>(p.scan.in) + base;
-        if constexpr (!G::offsets) {
+        if constexpr (G::rows) {
+            if (!whole)
+                return false;
+            dl_bulk_expect(full, S::tile_bytes);
+            dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
+            return true;
+        } else if constexpr (!G::offsets) {
             if (!whole)
                 return false;
             const uint32_t before = tile ? 16 : 0;
@@ -599,6 +669,8 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
                                               dl_stage_header(sh.stage_staged_count[s])};
             last = dl_mark_offsets(p.offsets, p.num_segments, staged, dl_stage_header(sh.stage_segment[s]),
                                    base, count, bitmap);
+        } else if constexpr (G::rows) {
+            last = dl_rows_last_head(base, count, p.row_length);
         } else if (whole) {
             last = dl_stage_last_head<BY, S::tile_items>(reinterpret_cast<const BY *>(stage + G::keys_at),
                                                           tile == 0);
@@ -695,10 +767,14 @@ __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, S
         } else {
             dl_load_tile<T, Op, true>(static_cast<const T *>(p.scan.in), base, p.scan.n, v);
         }
-        uint32_t heads;
+        uint32_t heads, ends = 0;
         if constexpr (G::offsets) {
             const uint32_t *bitmap = reinterpret_cast<const uint32_t *>(stage + G::bitmap_at);
             heads = dl_bitmap_heads<S::rows, S::vec>(bitmap, warp_first);
+        } else if constexpr (G::rows) {
+            heads = dl_row_heads<S::rows, S::vec>(base + warp_first, p.scan.n, p.row_length, &ends);
+            if (!p.totals)
+                ends = 0;
         } else if (whole) {
             using U = dl_row_items<BY, S::vec>;
             const BY *keys = reinterpret_cast<const BY *>(stage + G::keys_at);
@@ -734,7 +810,7 @@ __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, S
         dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
         const T prefix = dl_stage_header(sh.slot_prefix[q]);
         const T warp_prefix = warp == 0 ? prefix : before.heads ? before.value : Op()(prefix, before.value);
-        dl_segment_finish<T, T, Op, true>(p, tile, v, heads, init, row_prefix, warp_prefix, true, lo, hi);
+        dl_segment_finish<T, T, Op, true>(p, tile, v, heads, ends, init, row_prefix, warp_prefix, true, lo, hi);
     }
 }
 
@@ -800,8 +876,8 @@ static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, u
                      p->scan.dependent_launch, stream);
 }
 
-/* Persistent where the GPU, the types (32- and 64-bit items into their own type), the keys (4 or
- * 8 bytes, or offsets), the alignment and the size allow (as for scans: more tiles than the
+/* Persistent where the GPU, the types (32- and 64-bit items into their own type), the segments
+ * (keys of 4 or 8 bytes, offsets, or rows), the alignment and the size allow (as for scans: more tiles than the
  * policy row's count); else one block per tile. */
 struct dl_segment_launcher {
     template <typename IN, typename T, typename OUT, typename Op>
@@ -815,6 +891,8 @@ struct dl_segment_launcher {
             const bool aligned = ((uintptr_t)p->scan.in | (uintptr_t)p->scan.out | (uintptr_t)p->keys |
                                   (uintptr_t)p->offsets) % 16 == 0;
             if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_from) {
+                if (p->row_length)
+                    return dl_segment_launch_persistent<T, dl_by_rows, Op>(p, fold, tiles, stream);
                 if (p->offsets)
                     return dl_segment_launch_persistent<T, dl_by_offsets, Op>(p, fold, tiles, stream);
                 if (p->key_size == 4)

@@ -256,6 +256,27 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *
  *     a.d_keys = d_user_ids;  a.key_type = DLSCAN_INT64;   (per-user running totals)
  *
+ * - Scans along an axis (the struct's third version): many scans of one length in one call. The
+ *   n items are viewed as a C-contiguous array [outer][axis_length][axis_stride], and each of the
+ *   outer x axis_stride scans runs down the middle axis: scan (o, j) has the axis_length items
+ *   in[o * axis_length * axis_stride + k * axis_stride + j], k = 0 .. axis_length - 1.
+ *     rows of a [B, L] array (cumsum along the last axis):   axis_length = L, axis_stride = 1;
+ *     columns of an [N, M] array (along the first axis):    axis_length = N, axis_stride = M;
+ *     axis d of an N-D array: axis_length = its extent, axis_stride = the product of the
+ *     extents after it.
+ *   axis_length == 0 is a plain scan (axis_stride must then be 0 too); axis_stride 0 means 1.
+ *   n must be a multiple of axis_length x axis_stride. Every scan starts from init (host
+ *   memory, or the identity), as a segment does; inclusive and exclusive, every pair and
+ *   operator, in place. d_totals, where not NULL, gets each scan's total in out_type, n /
+ *   axis_length values in the order (o, j): init op every item of the scan (the row sums of
+ *   a [B, L] array). It may not overlap d_in or d_out. d_init, d_total, d_keys and d_offsets
+ *   are not taken with an axis. On a GPU, rows (axis_stride 1) run on the segmented scans'
+ *   tiles, and other strides give each column of a tile a descriptor of its own: such a call
+ *   needs more descriptor storage than dlscan_reserve(n) provides, so before capturing one in
+ *   a graph, make the same call once outside the capture.
+ *
+ *     a.n = B * L;  a.axis_length = L;  a.d_totals = d_row_sums;   (B rows of L items)
+ *
  * - The struct: start from DLSCAN_SCAN_ARGS_INIT and set the fields you need. `size` says
  *   which fields the caller was built with: later versions add fields at the end only, and a
  *   library takes the size of any version up to its own (DLSCAN_SCAN_ARGS_SIZE_V1, _V2, ...;
@@ -274,7 +295,9 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  * DLSCAN_ERROR_INVALID_ARGUMENT for args == NULL, a size smaller than the first version's
  * (DLSCAN_SCAN_ARGS_SIZE_V1) or between two versions' sizes, exclusive not 0 or 1, both
  * inits; with segments, both d_keys and d_offsets, num_segments without d_offsets, d_init or
- * d_total, and on a CPU handle offsets that fall or pass n. DLSCAN_ERROR_INVALID_TYPE for a
+ * d_total, and on a CPU handle offsets that fall or pass n; along an axis, an n that is no
+ * multiple of axis_length x axis_stride (or a product that overflows), axis_stride or d_totals
+ * without axis_length, or d_init, d_total, d_keys or d_offsets set. DLSCAN_ERROR_INVALID_TYPE for a
  * key_type that is no dlscan_type, with or without d_keys (it is checked like every field,
  * although only d_keys reads it). */
 typedef struct dlscan_scan_args {
@@ -294,14 +317,19 @@ typedef struct dlscan_scan_args {
     dlscan_type key_type;
     const size_t *d_offsets;  /* num_segments + 1 segment offsets, or NULL */
     size_t num_segments;
+    /* ---- version 3: scans along an axis ---- */
+    size_t axis_length;       /* items in each scan, or 0: one scan of all n items */
+    size_t axis_stride;       /* items between two consecutive items of a scan (0: 1) */
+    void *d_totals;           /* n / axis_length out_type values in device memory, or NULL */
 } dlscan_scan_args;
 
 /* The sizes of the struct's versions: the first is the smallest `size` taken. */
 #define DLSCAN_SCAN_ARGS_SIZE_V1 (offsetof(dlscan_scan_args, d_total) + sizeof(void *))
 #define DLSCAN_SCAN_ARGS_SIZE_V2 (offsetof(dlscan_scan_args, num_segments) + sizeof(size_t))
+#define DLSCAN_SCAN_ARGS_SIZE_V3 (offsetof(dlscan_scan_args, d_totals) + sizeof(void *))
 #define DLSCAN_SCAN_ARGS_INIT                                                                   \
     {sizeof(dlscan_scan_args), NULL, NULL, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, NULL, NULL,  \
-     NULL, NULL, DLSCAN_INT32, NULL, 0}
+     NULL, NULL, DLSCAN_INT32, NULL, 0, 0, 0, NULL}
 
 DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
                                      cudaStream_t stream);

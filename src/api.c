@@ -73,8 +73,8 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
         return status;
     if (r.n == 0 && !r.total && !r.offsets)
         return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
-    if (r.n > 0 && (status = h->backend->reserve(h, r.tiles, dl_words_per_tile(r.type), stream)) !=
-                       DLSCAN_SUCCESS)
+    if (r.n > 0 && (status = h->backend->reserve(h, r.tiles * r.tile_descriptors,
+                                                  dl_words_per_tile(r.type), stream)) != DLSCAN_SUCCESS)
         return status;
     return h->backend->scan(h, &r);
 }

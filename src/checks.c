@@ -103,12 +103,12 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
                        "DLSCAN_SCAN_ARGS_INIT",
                        args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1);
     if (args->size != DLSCAN_SCAN_ARGS_SIZE_V1 && args->size != DLSCAN_SCAN_ARGS_SIZE_V2 &&
-        args->size < ours)
+        args->size != DLSCAN_SCAN_ARGS_SIZE_V3 && args->size < ours)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "args->size = %zu is no version's size (%zu or %zu, or more than this "
+                       "args->size = %zu is no version's size (%zu, %zu or %zu, or more than this "
                        "library's %zu): start from DLSCAN_SCAN_ARGS_INIT",
                        args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1,
-                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V2, ours);
+                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V2, (size_t)DLSCAN_SCAN_ARGS_SIZE_V3, ours);
     if (args->size >= ours) { /* a later header's struct: its new fields must be unset */
         const unsigned char *tail = (const unsigned char *)args + ours;
         for (size_t i = 0; i < args->size - ours; ++i)
@@ -153,6 +153,34 @@ static dlscan_status dl_check_segments(dlscan_handle_t h, const dlscan_scan_args
     if (a->num_segments >= SIZE_MAX / sizeof(size_t))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "num_segments = %zu: its offsets do not fit in memory", a->num_segments);
+    return DLSCAN_SUCCESS;
+}
+
+/* A scan along an axis's arguments that need no memory: a length with any stride, nothing of a
+ * single scan's chain or of segments beside it, and n whole arrays of length x stride items. */
+static dlscan_status dl_check_axis(dlscan_handle_t h, const dlscan_scan_args *a)
+{
+    if (!a->axis_length) {
+        if (a->axis_stride || a->d_totals)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "%s is set without axis_length: give the length of each scan along the "
+                           "axis",
+                           a->axis_stride ? "axis_stride" : "d_totals");
+        return DLSCAN_SUCCESS;
+    }
+    const char *other = a->d_init ? "d_init" : a->d_total ? "d_total" : a->d_keys ? "d_keys"
+                                                          : a->d_offsets ? "d_offsets" : NULL;
+    if (other)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "%s is set with axis_length: scans along an axis start from the host init "
+                       "(init), leave their totals in d_totals, and take no segments",
+                       other);
+    const size_t stride = a->axis_stride ? a->axis_stride : 1;
+    if (a->axis_length > SIZE_MAX / stride || a->n % (a->axis_length * stride) != 0)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "n = %zu is not a multiple of axis_length x axis_stride = %zu x %zu: the "
+                       "items must be whole arrays [outer][axis_length][axis_stride]",
+                       a->n, a->axis_length, stride);
     return DLSCAN_SUCCESS;
 }
 
@@ -209,13 +237,17 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cud
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "init and d_init are both set: give the init one way");
     const int segmented = a->d_keys || a->d_offsets;
-    if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS)
+    if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS ||
+        (status = dl_check_axis(h, a)) != DLSCAN_SUCCESS)
         return status;
+    /* Rows (stride 1) run on the segmented scans' tiles. */
+    const size_t stride = a->axis_stride ? a->axis_stride : 1;
+    const int rows = a->axis_length && stride == 1;
 
     const dlscan_type in_type = a->in_type, type = a->out_type, acc = dl_acc_type(type);
     const size_t in_size = dl_type_size(in_type), size = dl_type_size(type), n = a->n;
     const size_t tile =
-        segmented ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
+        segmented || rows ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
     const size_t in_bytes = n * in_size, bytes = n * size;
@@ -257,15 +289,38 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cud
             dl_ranges_overlap(a->d_total, size, a->d_init, size))
             return dl_overlap(h, "d_total", a->d_total, size, "d_init", a->d_init, size);
     }
+    if (a->d_totals) {
+        const size_t totals = a->n / a->axis_length, total_bytes = totals * size;
+        /* The overlaps before the allocation's bounds: totals inside d_in are an overlap
+         * wherever they end. */
+        if ((status = dl_check_pointer(h, a->d_totals, size, "d_totals")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_totals, total_bytes, a->d_in, in_bytes))
+            return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_in", a->d_in, in_bytes);
+        if (n > 0 && dl_ranges_overlap(a->d_totals, total_bytes, a->d_out, bytes))
+            return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_out", a->d_out, bytes);
+        if ((status = h->backend->check_range(h, a->d_totals, total_bytes, "d_totals")) != DLSCAN_SUCCESS)
+            return status;
+    }
     /* (init is read only where the call writes something: an n == 0 call without d_total does not
      * run.) */
     const uint64_t init_bits = a->init && (n > 0 || a->d_total) ? dl_bits_read(a->init, type)
                                                                 : dl_identity_bits(type, a->op);
+    size_t tiles = dl_tiles(n, tile), tile_descriptors = 1;
+    if (a->axis_length && !rows && h->backend->axis_tiles) {
+        tiles = h->backend->axis_tiles(h, acc, n, a->axis_length, stride, &tile_descriptors);
+        if (tiles > DL_MAX_TILES)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "
+                           "can take; scan fewer arrays a call",
+                           n, a->axis_length, stride, tiles, DL_MAX_TILES);
+    }
     const dl_scan_request r = {
         .in = a->d_in,
         .out = a->d_out,
         .n = n,
-        .tiles = dl_tiles(n, tile),
+        .tiles = tiles,
+        .tile_descriptors = tile_descriptors,
         .in_type = in_type,
         .type = type,
         .acc_type = acc,
@@ -278,6 +333,9 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cud
         .key_size = a->d_keys ? dl_type_size(a->key_type) : 0,
         .offsets = a->d_offsets,
         .num_segments = a->num_segments,
+        .axis_length = a->axis_length,
+        .axis_stride = a->axis_length ? stride : 0,
+        .totals = a->d_totals,
         .stream = stream,
     };
     *request = r;

@@ -1,14 +1,14 @@
 /*
  * cpu_backend.c: the CPU backend: the GPU's single-pass protocol on host threads (run by
  * cpu_engine.c). This file holds the backend's table and entry points, the handle's state
- * (threads, scratch, descriptors) and the scan's tiles; a segmented scan goes to
- * cpu_segment.c, compaction to cpu_compact.c.
+ * (threads, scratch, descriptors) and the scan's tiles; a segmented scan and a scan along rows
+ * go to cpu_segment.c, a scan along columns to cpu_columns.c, compaction to cpu_compact.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "cpu_columns.h"
 #include "cpu_compact.h"
 #include "cpu_engine.h"
 #include "cpu_segment.h"
@@ -96,10 +96,7 @@ static void dl_cpu_scan_tile(dl_cpu_worker *w, uint32_t tile)
 /* Writes one value of r->type to r->total: the accumulator's `acc_bits` rounded to it. */
 static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
 {
-    if (r->type == r->acc_type)
-        memcpy(r->total, &acc_bits, dl_type_size(r->type)); /* little-endian: the low bytes */
-    else
-        dl_cpu_narrow(r->acc_type, r->type, &acc_bits, r->total, 1);
+    dl_cpu_narrow_bits(r->acc_type, r->type, acc_bits, r->total);
 }
 
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
@@ -107,8 +104,11 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     /* The call runs now: d_init is read now. */
     const uint64_t seed_bits =
         dl_acc_bits(r->type, r->init ? dl_bits_read(r->init, r->type) : r->init_bits);
-    if (r->keys || r->offsets)
+    /* Rows along an axis (stride 1) are segments of axis_length items. */
+    if (r->keys || r->offsets || (r->axis_length && r->axis_stride == 1))
         return dl_cpu_segmented_scan(h, r, seed_bits);
+    if (r->axis_length)
+        return dl_cpu_column_scan(h, r, seed_bits);
     if (r->n == 0) {
         dl_cpu_write_total(r, seed_bits);
         return DLSCAN_SUCCESS;

@@ -9,7 +9,8 @@
  * that draws the call's last ticket resets the counter and moves the epoch on, as the
  * GPU's block with the last ticket does. A call returns when it is complete. This file
  * holds the workers, the protocol step each kind of tile takes and a scan's job; the tiles
- * themselves are cpu_backend.c's (the scan's), cpu_segment.c's and cpu_compact.c's.
+ * themselves are cpu_backend.c's (the scan's), cpu_segment.c's and cpu_compact.c's, and
+ * cpu_columns.c's units of work take tickets as tiles do.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
@@ -122,7 +123,8 @@ void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job)
     dl_cpu_state *s = h->backend_state;
     job->state = s;
     job->tile_items = s->tile_items;
-    job->tiles = (uint32_t)dl_tiles(job->n, s->tile_items);
+    if (!job->tiles)
+        job->tiles = (uint32_t)dl_tiles(job->n, s->tile_items);
     job->ticket_base = DL_PROBING ? atomic_load_explicit(&s->ticket_base, memory_order_relaxed) : 0;
     job->workers = job->tiles < (uint32_t)s->threads ? job->tiles : (uint32_t)s->threads;
     job->delay_us = h->test_delay_us;

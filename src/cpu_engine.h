@@ -2,7 +2,9 @@
  * cpu_engine.h: what the CPU backend's files share, from cpu_engine.c: the handle's state, one
  * call (a job) as its worker threads see it, running a job, and the protocol step every kind of
  * tile takes (publish the aggregate, look back, publish the inclusive prefix). The tiles are
- * cpu_backend.c's (the scan's), cpu_segment.c's and cpu_compact.c's.
+ * cpu_backend.c's (the scan's), cpu_segment.c's (segmented scans and rows along an axis) and
+ * cpu_compact.c's; cpu_columns.c's units of work (scans along columns) run on the same workers
+ * without the protocol.
  */
 #ifndef DLSCAN_CPU_ENGINE_H
 #define DLSCAN_CPU_ENGINE_H
@@ -53,7 +55,8 @@ struct dl_cpu_job {
     int kind;                 /* dl_compact_kind (compaction) */
     int predicate;            /* select_if */
     uint64_t operand_bits;    /* select_if */
-    uint32_t tiles;
+    uint32_t tiles;           /* dl_cpu_run counts n's tiles, unless the job set it (columns:
+                                 its units of work) */
     uint32_t ticket_base;
     uint32_t workers;         /* fixed before `go` opens: helpers that failed to start don't count */
     _Atomic int go;           /* workers wait for it, so the ticket count is known before any draw */
@@ -63,6 +66,10 @@ struct dl_cpu_job {
     size_t key_size;
     const size_t *offsets;    /* a segmented scan's num_segments + 1 offsets, or NULL */
     size_t num_segments;
+    size_t axis_length;       /* a scan along an axis: items in each scan, or 0 */
+    size_t axis_stride;       /* items between two consecutive items of a scan */
+    size_t unit_scans;        /* columns: scans in each unit of work */
+    char *totals;             /* a scan along an axis's totals (n / axis_length), or NULL */
     long long delay_us;       /* the probe's pauses (DL_PROBING builds; else 0) */
     dl_cpu_lookback_ctx lookback;
 };
@@ -85,7 +92,8 @@ typedef struct dl_cpu_state {
 void dl_cpu_clear_descriptors(dl_cpu_state *s);
 
 /* Runs the job on the calling thread and the handle's helper threads; returns when every
- * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here. */
+ * tile is done. The job's lookback context (epoch, descriptors, stats) is filled in here, and
+ * its tile count where the job left it 0. */
 void dl_cpu_run(dlscan_handle_t h, dl_cpu_job *job);
 
 /* A scan's job (the request's items, types, operator and init as seed_bits, the accumulator's

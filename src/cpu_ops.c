@@ -97,7 +97,25 @@
         }                                                                                         \
         return NAME##_to_bits(running);                                                           \
     }                                                                                             \
-    static const dl_cpu_ops NAME = {NAME##_combine, NAME##_segmented, NAME##_reduce, NAME##_scan};
+    static void NAME##_step(const void *in, void *out, void *running, size_t n, int exclusive)    \
+    {                                                                                             \
+        const T *x = in;                                                                          \
+        T *y = out, *r = running;                                                                 \
+        if (exclusive) {                                                                          \
+            for (size_t i = 0; i < n; ++i) {                                                      \
+                const T item = x[i];                                                              \
+                y[i] = r[i];                                                                      \
+                r[i] = COMBINE(r[i], item);                                                       \
+            }                                                                                     \
+        } else {                                                                                  \
+            for (size_t i = 0; i < n; ++i) {                                                      \
+                r[i] = COMBINE(r[i], x[i]);                                                       \
+                y[i] = r[i];                                                                      \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static const dl_cpu_ops NAME = {NAME##_combine, NAME##_segmented, NAME##_reduce, NAME##_scan, \
+                                    NAME##_step};
 
 DL_CPU_OPS(dl_u32_sum, uint32_t, DL_SUM)
 DL_CPU_OPS(dl_i32_min, int32_t, DL_MIN)
@@ -186,4 +204,18 @@ void dl_cpu_narrow(dlscan_type acc, dlscan_type to, const void *in, void *out, s
             memcpy(y, (const char *)in + i * dl_type_size(acc), size);
         }
     }
+}
+
+void dl_cpu_narrow_bits(dlscan_type acc, dlscan_type to, uint64_t bits, void *out)
+{
+    /* The value in a variable of its own type, for dl_cpu_narrow to read. */
+    const uint32_t low = (uint32_t)bits;
+    float single;
+    memcpy(&single, &low, sizeof single);
+    if (acc == DLSCAN_FLOAT32)
+        dl_cpu_narrow(acc, to, &single, out, 1);
+    else if (dl_type_size(acc) == 4)
+        dl_cpu_narrow(acc, to, &low, out, 1);
+    else
+        dl_cpu_narrow(acc, to, &bits, out, 1);
 }

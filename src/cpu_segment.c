@@ -1,5 +1,6 @@
 /*
- * cpu_segment.c: segmented scans on a CPU handle, by key or over segment offsets, on the
+ * cpu_segment.c: segmented scans on a CPU handle, by key, over segment offsets or along rows
+ * (a scan along an axis of stride 1: a segment every axis_length items), on the
  * protocol of the plain scan (cpu_engine.c) with the rule for segments (device/protocol.h,
  * "Segments"): a tile's value is the reduction of its items from its last segment head on, the
  * init folded in first, and a tile that holds a head publishes it as its inclusive prefix P at
@@ -9,6 +10,11 @@
  *
  * A tile works in the worker's scratch: its items as accumulator values (where a type converts)
  * in the first half, a byte per item saying "a segment starts here" in the second.
+ *
+ * Rows leave each row's total in d_totals: the run of items that ends a row (ends where the
+ * next row's head is, or ends the tile where a row ends with it) returns the row's inclusive
+ * value from the scan of its items as they were read, which serves exclusive and in-place
+ * scans alike; it is rounded to the output type as the outputs are.
  */
 #include <string.h>
 
@@ -31,10 +37,17 @@ static size_t dl_offsets_lower_bound(const size_t *offsets, size_t count, size_t
 
 /* head[i] = 1 where tile item i (item first + i of the call) starts a segment: item 0; with keys,
  * an item whose key differs from the one before; with offsets, every offset (the last one starts
- * the items after every segment). */
+ * the items after every segment); along rows, every multiple of the row's length. */
 static void dl_cpu_segment_heads(const dl_cpu_job *job, size_t first, size_t count,
                                  unsigned char *head)
 {
+    if (job->axis_length) {
+        const size_t length = job->axis_length, past = first % length;
+        memset(head, 0, count);
+        for (size_t i = past ? length - past : 0; i < count; i += length)
+            head[i] = 1;
+        return;
+    }
     if (job->keys) {
         const size_t size = job->key_size;
         for (size_t i = 0; i < count; ++i) {
@@ -51,11 +64,20 @@ static void dl_cpu_segment_heads(const dl_cpu_job *job, size_t first, size_t cou
         head[job->offsets[k] - first] = 1;
 }
 
-/* Is item g of the call in a segment (and so written)? With keys every item is; with offsets,
- * those from offsets[0] up to offsets[num_segments]. */
+/* Is item g of the call in a segment (and so written)? With keys and along rows every item is;
+ * with offsets, those from offsets[0] up to offsets[num_segments]. */
 static int dl_cpu_in_segment(const dl_cpu_job *job, size_t g)
 {
     return !job->offsets || (job->offsets[0] <= g && g < job->offsets[job->num_segments]);
+}
+
+/* Along rows: where a run of items ends at item `end` of the call and a row ends there, the
+ * run's last running value (`running`, an accumulator value) is that row's total. */
+static void dl_cpu_row_total(const dl_cpu_job *job, size_t end, uint64_t running)
+{
+    if (end % job->axis_length == 0)
+        dl_cpu_narrow_bits(job->acc_type, job->type, running,
+                           job->totals + (end / job->axis_length - 1) * job->item_size);
 }
 
 static void dl_cpu_segment_tile(dl_cpu_worker *w, uint32_t tile)
@@ -93,8 +115,10 @@ static void dl_cpu_segment_tile(dl_cpu_worker *w, uint32_t tile)
         while (j < count && !head[j])
             ++j;
         if (dl_cpu_in_segment(job, first + i)) {
-            job->ops->scan(in + i * acc_size, scanned + i * acc_size, j - i,
-                           head[i] ? job->seed.lo : prefix.lo, job->exclusive);
+            const uint64_t running = job->ops->scan(in + i * acc_size, scanned + i * acc_size, j - i,
+                                                    head[i] ? job->seed.lo : prefix.lo, job->exclusive);
+            if (job->totals)
+                dl_cpu_row_total(job, first + j, running);
             written_from = written_from < i ? written_from : i;
             written_to = j;
         }
@@ -128,6 +152,9 @@ dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r,
     job.key_size = r->key_size;
     job.offsets = r->offsets;
     job.num_segments = r->num_segments;
+    job.axis_length = r->axis_length;
+    job.axis_stride = r->axis_stride;
+    job.totals = r->totals;
     dl_cpu_run(h, &job);
     return DLSCAN_SUCCESS;
 }

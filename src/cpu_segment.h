@@ -6,7 +6,8 @@
 
 #include "internal.h"
 
-/* Segmented scans on a CPU handle (cpu_segment.c): checks the offsets, then runs the job. */
+/* Segmented scans on a CPU handle (cpu_segment.c), by keys, offsets or along rows (an axis of
+ * stride 1, with its totals): checks the offsets, then runs the job. */
 dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r, uint64_t seed_bits);
 
 #endif /* DLSCAN_CPU_SEGMENT_H */

@@ -215,8 +215,11 @@ static uint32_t dl_gpu_persistent_from(dlscan_handle_t h, int divisor)
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
-    const int segmented = r->keys || r->offsets;
-    if (r->n == 0 && segmented) /* nothing to write; the offsets' values are the caller's promise */
+    /* Rows (an axis of stride 1) are segments whose heads the kernel computes. */
+    const int rows = r->axis_length && r->axis_stride == 1, columns = r->axis_length && !rows;
+    const int segmented = r->keys || r->offsets || rows;
+    if (r->n == 0 && (segmented || columns)) /* nothing to write; the offsets' values are the
+                                                caller's promise */
         return DLSCAN_SUCCESS;
     if (r->n == 0) { /* only the total */
         const cudaError_t error = (cudaError_t)dl_gpu_scan_total(r->init, r->total, r->init_bits,
@@ -240,13 +243,28 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
-    if (segmented) {
+    if (columns) {
+        const dl_axis_shape shape = dl_axis_shape_for(r->axis_stride, dl_type_size(r->acc_type));
+        const uint32_t strips = (uint32_t)((r->axis_stride + shape.lanes - 1) / shape.lanes);
+        const dl_axis_params axis = {
+            .scan = params,
+            .length = r->axis_length,
+            .stride = r->axis_stride,
+            .shape = shape,
+            .strips = strips,
+            .chains = (uint32_t)(r->n / (r->axis_length * r->axis_stride)) * strips,
+            .totals = r->totals,
+        };
+        error = dl_gpu_axis_launch(&axis, r->in_type, r->type, r->op, r->stream);
+    } else if (segmented) {
         const dl_segment_params segment = {
             .scan = params,
             .keys = r->keys,
             .key_size = (uint32_t)r->key_size,
             .offsets = r->offsets,
             .num_segments = r->num_segments,
+            .row_length = rows ? r->axis_length : 0,
+            .totals = r->totals,
         };
         error = dl_gpu_segment_launch(&segment, r->in_type, r->type, r->op, h->deterministic, r->stream);
     } else {
@@ -254,7 +272,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     }
     if (error == DL_NOT_BUILT) {
         char what[64];
-        snprintf(what, sizeof what, "%s%s%s%s %s", segmented ? "segmented " : "",
+        snprintf(what, sizeof what, "%s%s%s%s %s",
+                 rows ? "rows' " : columns ? "columns' " : segmented ? "segmented " : "",
                  r->in_type == r->type ? "" : dl_type_name(r->in_type),
                  r->in_type == r->type ? "" : " into ", dl_type_name(r->type), dl_op_name(r->op));
         return dl_not_built(h, what);
@@ -262,6 +281,18 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     if (error != cudaSuccess)
         return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
     return DLSCAN_SUCCESS;
+}
+
+/* A column scan's tiles (device/launch.h, dl_axis_shape): `rows` rows of `lanes` columns, each
+ * column with a descriptor of its own. */
+static size_t dl_gpu_axis_tiles(dlscan_handle_t h, dlscan_type type, size_t n, size_t length,
+                                size_t stride, size_t *descriptors)
+{
+    (void)h;
+    const dl_axis_shape shape = dl_axis_shape_for(stride, dl_type_size(type));
+    const size_t arrays = n / (length * stride), strips = (stride + shape.lanes - 1) / shape.lanes;
+    *descriptors = shape.lanes;
+    return arrays * strips * dl_tiles(length, shape.rows);
 }
 
 /* Compaction reserves descriptors for the smallest tile of any compaction kernel. */
@@ -415,6 +446,7 @@ static const dl_backend dl_gpu_backend = {
     .tile_items = dl_gpu_tile_items,
     .compact_tile_items = dl_gpu_compact_tile_items,
     .segment_tile_items = dl_gpu_segment_tile_items,
+    .axis_tiles = dl_gpu_axis_tiles,
     .check_range = dl_gpu_check_range,
     .reserve = dl_gpu_reserve,
     .scan = dl_gpu_scan,

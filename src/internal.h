@@ -19,7 +19,8 @@ typedef struct dl_scan_request {
     void *out;
     size_t n; /* > 0, or 0 with total set: only the total is written */
     size_t tiles; /* n in the backend's tiles for this scan (dl_backend's tile_items, or
-                     segment_tile_items for a segmented scan) */
+                     segment_tile_items for a segmented scan or rows; axis_tiles for columns) */
+    size_t tile_descriptors; /* descriptors a tile takes: 1, or one per column (axis_tiles) */
     dlscan_type in_type;  /* the items' type */
     dlscan_type type;     /* the output type */
     dlscan_type acc_type; /* dl_acc_type(type) */
@@ -34,6 +35,11 @@ typedef struct dl_scan_request {
     size_t key_size;
     const size_t *offsets; /* num_segments + 1 segment offsets, or NULL */
     size_t num_segments;
+    /* Scans along an axis (none of the above with them): n / (axis_length x axis_stride) arrays
+     * [axis_length][axis_stride], each column of them scanned; axis_length 0: not along an axis. */
+    size_t axis_length;
+    size_t axis_stride;   /* 1: rows, on the segmented scans' tiles */
+    void *totals;         /* d_totals: n / axis_length `type` values, or NULL */
     cudaStream_t stream;
 } dl_scan_request;
 
@@ -63,6 +69,10 @@ typedef struct dl_backend {
     size_t (*compact_tile_items)(dlscan_handle_t h);
     /* Items per tile of a segmented scan accumulating in `type`. */
     size_t (*segment_tile_items)(dlscan_handle_t h, dlscan_type type);
+    /* Tiles of a scan along an axis of stride > 1 (columns) of n items accumulating in `type`, and
+     * in *descriptors each tile's descriptors; NULL where columns take no descriptors (CPU). */
+    size_t (*axis_tiles)(dlscan_handle_t h, dlscan_type type, size_t n, size_t length, size_t stride,
+                         size_t *descriptors);
     /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
     dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
     /* Grows the descriptor storage to `tiles` tiles; `stream` is the call's (NULL from

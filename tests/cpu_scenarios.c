@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axis_check.h"
 #include "check.h"
 #include "compact_check.h"
 #include "pair_check.h"
@@ -341,5 +342,91 @@ void cpu_segmented_refusals(void)
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle(2);
     segment_check_bad_input(h, &host_memory, NULL, &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_axis_every_pair_and_operator(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    axis_check_every_output(h, &host_memory, in_type, test_max_n(1u << 20), &rng);
+    dlscan_destroy(h);
+}
+
+/* Float sums along rows and along columns on a handle of 1 thread and one of 16 with pauses:
+ * the same bits, outputs and totals. */
+static void axis_float_sums_for_any_thread_count(uint64_t *rng)
+{
+    const size_t max_n = test_max_n(1u << 20);
+    float *in = malloc(max_n * sizeof *in), *out[2], *totals[2];
+    CHECK(in, "host allocation failed");
+    for (int i = 0; i < 2; ++i) {
+        out[i] = malloc(max_n * sizeof(float));
+        totals[i] = malloc(max_n * sizeof(float));
+        CHECK(out[i] && totals[i], "host allocation failed");
+    }
+    test_fill_random(DLSCAN_FLOAT32, TEST_VALUES_MIXED_MAGNITUDE, in, max_n, rng);
+    dlscan_handle_t handles[2] = {cpu_handle_tiles(1, 1024), cpu_handle_tiles(16, 1024)};
+    CHECK_OK(handles[1], dlscan_set_option(handles[1], DLSCAN_TESTING_OPTION_DELAY_US, 20));
+    /* rows of 4 tiles + 4 items; columns of 1000 rows of 257 */
+    static const size_t shapes[2][2] = {{4 * 1024 + 4, 1}, {1000, 257}};
+    for (int shape = 0; shape < 2; ++shape) {
+        const size_t array = shapes[shape][0] * shapes[shape][1], n = max_n / array * array;
+        for (int i = 0; i < 2; ++i) {
+            dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+            a.d_in = in;
+            a.d_out = out[i];
+            a.n = n;
+            a.in_type = a.out_type = DLSCAN_FLOAT32;
+            a.axis_length = shapes[shape][0];
+            a.axis_stride = shapes[shape][1];
+            a.d_totals = totals[i];
+            CHECK_OK(handles[i], dlscan_scan(handles[i], &a, NULL));
+        }
+        const size_t scans = n / shapes[shape][0];
+        CHECK(n > 0, "shape %d: no items within DLSCAN_TEST_MAX_N", shape);
+        CHECK(memcmp(out[0], out[1], n * sizeof(float)) == 0, "shape %d: outputs differ bitwise", shape);
+        CHECK(memcmp(totals[0], totals[1], scans * sizeof(float)) == 0, "shape %d: totals differ bitwise",
+              shape);
+    }
+    for (int i = 0; i < 2; ++i) {
+        dlscan_destroy(handles[i]);
+        free(out[i]);
+        free(totals[i]);
+    }
+    free(in);
+}
+
+void cpu_axis_on_every_handle(void)
+{
+    static const struct {
+        int threads;
+        size_t tile_items; /* 0: the default */
+        long long delay_us;
+        size_t max_n;
+        int cases;
+    } handles[] = {{1, 16, 0, 1u << 13, 60},
+                   {3, 16, 20, 1u << 13, 40},
+                   {5, 1024, 50, 1u << 18, 40},
+                   {0, 0, 0, 1u << 20, 40}};
+    uint64_t rng = test_seed();
+    for (size_t i = 0; i < sizeof handles / sizeof handles[0]; ++i) {
+        dlscan_handle_t h = handles[i].tile_items
+                                ? cpu_handle_tiles(handles[i].threads, handles[i].tile_items)
+                                : cpu_handle(handles[i].threads);
+        if (handles[i].delay_us)
+            CHECK_OK(h, dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, handles[i].delay_us));
+        axis_check_random_shapes(h, &host_memory, test_max_n(handles[i].max_n), handles[i].cases,
+                                 &rng);
+        dlscan_destroy(h);
+    }
+    axis_float_sums_for_any_thread_count(&rng);
+}
+
+void cpu_axis_refusals(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle(2);
+    axis_check_bad_input(h, &host_memory, NULL, &rng);
     dlscan_destroy(h);
 }

@@ -51,5 +51,14 @@ void cpu_segmented_keys_of_every_type(dlscan_type key_type);
 void cpu_segmented_lookback_outcomes(void);
 /* What segmented scans refuse (falling offsets, offsets past n, ...), nothing written. */
 void cpu_segmented_refusals(void);
+/* Scans along an axis (axis_check.h): rows and columns of every shape around the tiles, every
+ * output type of in_type and every operator (axis_check_every_output). */
+void cpu_axis_every_pair_and_operator(dlscan_type in_type);
+/* Scans along an axis of random shapes on handles of 1, 3, 5 and every core's threads with
+ * tiles of 16 items, 1024 and the default, the testing build's pauses on some; float sums
+ * bitwise the same for 1 and 16 threads. */
+void cpu_axis_on_every_handle(void);
+/* What scans along an axis refuse, nothing written (axis_check_bad_input). */
+void cpu_axis_refusals(void);
 
 #endif /* DLSCAN_CPU_SCENARIOS_H */

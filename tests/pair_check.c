@@ -544,7 +544,9 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
     for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V1 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V2; ++size)
         REFUSED((a.size = size, a.d_keys = d_in, a.key_type = DLSCAN_UINT8),
                 DLSCAN_ERROR_INVALID_ARGUMENT);
-    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V2 + 1; size < sizeof(dlscan_scan_args); ++size)
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V2 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V3; ++size)
+        REFUSED(a.size = size, DLSCAN_ERROR_INVALID_ARGUMENT);
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V3 + 1; size < sizeof(dlscan_scan_args); ++size)
         REFUSED(a.size = size, DLSCAN_ERROR_INVALID_ARGUMENT);
     test_expect_refused(h, dlscan_scan(h, &larger.args, s), DLSCAN_ERROR_NOT_SUPPORTED,
                    "a later version's field set");
@@ -572,15 +574,17 @@ void pair_check_refusals(dlscan_handle_t h, const test_memory *m, void *foreign,
     test_expect_poisoned(m, d_out, bytes, "a refused dlscan_scan");
     test_expect_poisoned(m, d_total, 16, "a refused dlscan_scan");
 
-    /* What works: a larger struct whose later fields are zero, the first version's size, and
-     * n == 0 (NULL items), which writes the init to d_total. */
+    /* What works: a larger struct whose later fields are zero, the first version's size, n == 0
+     * (NULL items), which writes the init to d_total, and the second version's size. */
     larger.later[5] = 0;
     const pair_case c = {DLSCAN_UINT8, DLSCAN_INT32, DLSCAN_SUM, 1, TEST_INIT_DEVICE, 1, 0, n,
                          TEST_VALUES_UNIFORM};
     good.d_init = d_init;
-    for (int call = 0; call < 3; ++call) {
+    for (int call = 0; call < 4; ++call) {
         larger.args = good;
-        larger.args.size = call == 0 ? sizeof larger : DLSCAN_SCAN_ARGS_SIZE_V1;
+        larger.args.size = call == 0   ? sizeof larger
+                           : call == 3 ? DLSCAN_SCAN_ARGS_SIZE_V2
+                                       : DLSCAN_SCAN_ARGS_SIZE_V1;
         if (call == 2) {
             larger.args.d_in = larger.args.d_out = NULL;
             larger.args.n = 0;

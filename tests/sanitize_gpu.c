@@ -6,15 +6,17 @@
  * single process: every 32- and 64-bit type and operator and every compaction call, one
  * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
  * by offsets in every layout, uint8 keys over several pairs), min and max with NaN (every float
- * pair, segmented and by key), then bad input (segmented: with
- * offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
+ * pair, segmented and by key), scans along an axis (float64 and uint8 into int32, rows and
+ * columns), then bad input (segmented: with offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
  * library, with the default choice of kernel (few tiles one block each, more persistent) and
  * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
- * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans). Sizes
+ * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans, axis
+ * scans). Sizes
  * up to DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
 
+#include "axis_check.h"
 #include "compact_check.h"
 #include "gpu_memory.h"
 #include "pair_check.h"
@@ -50,7 +52,7 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 2 * count + 2 * pauses + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 3 * count + 3 * pauses + 2);
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
         for (int k = 0; k < count; ++k) {
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
@@ -72,6 +74,16 @@ int main(void)
         segment_check_every_output(h, &m, DLSCAN_FLOAT64, max_n, &rng);
         segment_check_keys(h, &m, DLSCAN_UINT8, max_n, &rng);
         printf("%s %d - segmented scans, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+               ++step, kernels[k]);
+        fflush(stdout);
+    }
+    /* Scans along an axis: rows (the segmented kernels) and columns (the column kernel). */
+    for (int k = 0; k < count; ++k) {
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
+        const int before = test_expect_failures;
+        axis_check_every_output(h, &m, DLSCAN_FLOAT64, max_n, &rng);
+        axis_check_every_output(h, &m, DLSCAN_UINT8, max_n, &rng);
+        printf("%s %d - scans along an axis, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
                ++step, kernels[k]);
         fflush(stdout);
     }
@@ -97,6 +109,12 @@ int main(void)
         CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
         printf("%s %d - segmented scans with pauses in tiles\n",
                test_expect_failures == before ? "ok" : "not ok", ++step);
+        before = test_expect_failures;
+        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 10) == DLSCAN_SUCCESS, "option");
+        axis_check_random_shapes(h, &m, max_n, 6, &rng);
+        CHECK(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 0) == DLSCAN_SUCCESS, "option");
+        printf("%s %d - scans along an axis with pauses in tiles\n",
+               test_expect_failures == before ? "ok" : "not ok", ++step);
     }
     /* Exclusive uint8 sums into int32, chained over small chunks: each call reads the init
      * from the device and leaves the total at the same address. */
@@ -116,6 +134,7 @@ int main(void)
     scan_check_bad_input(h, &m, NULL);
     compact_check_bad_input(h, &m, NULL);
     segment_check_bad_input(h, &m, NULL, &rng);
+    axis_check_bad_input(h, &m, NULL, &rng);
     printf("%s %d - bad input\n", test_expect_failures == before ? "ok" : "not ok", ++step);
     CUDA_OK(cudaStreamDestroy(stream));
     dlscan_destroy(h);

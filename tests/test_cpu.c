@@ -99,3 +99,16 @@ ParameterizedTest(dlscan_type *key_type, cpu, segmented_keys_of_every_type, .tim
 Test(cpu, segmented_lookback_outcomes, .timeout = 600) { cpu_segmented_lookback_outcomes(); }
 
 Test(cpu, segmented_refusals_write_nothing) { cpu_segmented_refusals(); }
+
+/* Scans along an axis: rows and columns, every pair and operator at the tiles' edges, random
+ * shapes on several handles (with the probe's pauses), the refusals. */
+ParameterizedTestParameters(cpu, axis_every_pair_and_operator) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, axis_every_pair_and_operator, .timeout = 600)
+{
+    cpu_axis_every_pair_and_operator(*in_type);
+}
+
+Test(cpu, axis_on_every_handle, .timeout = 600) { cpu_axis_on_every_handle(); }
+
+Test(cpu, axis_refusals_write_nothing) { cpu_axis_refusals(); }

@@ -6,9 +6,10 @@
  * 16-bit float special values, refusals; and segmented scans, by keys and by offsets: every
  * pair, operator and layout at the edge sizes, keys of every type, both kernel choices, large
  * random sizes, reproducible float sums, a graph's replays, pointers inside allocations and
- * off the 16-byte alignment, refusals. test_probe.c drives the protocol's
- * rare paths through the testing build. Every test is skipped, saying so, where no CUDA
- * device exists. DLSCAN_TEST_MAX_N caps the sizes (for compute-sanitizer runs).
+ * off the 16-byte alignment, refusals; and scans along an axis, rows and columns (axis_check.h).
+ * test_probe.c drives the protocol's rare paths through the testing build. Every test is
+ * skipped, saying so, where no CUDA device exists. DLSCAN_TEST_MAX_N caps the sizes (for
+ * compute-sanitizer runs).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axis_check.h"
 #include "compact_check.h"
 #include "dlscan.h"
 #include "gpu_memory.h"
@@ -676,5 +678,51 @@ Test(gpu, segmented_bad_input_is_refused_and_writes_nothing, .timeout = 180)
     GPU_TEST_BEGIN(h, m, stream, rng);
     int32_t host[1000];
     segment_check_bad_input(h, &m, host, &rng);
+    gpu_done(h, stream);
+}
+
+/* ---- Scans along an axis (axis_check.h) ---- */
+
+/* Every output type of each input type, every operator, inclusive and exclusive, with and
+ * without init and d_totals, in place: rows around the segmented tile (the segmented kernels,
+ * heads from the index) and columns of strides 2 to 257 and more around the column tile (the
+ * column kernel, narrow and wide), up to 2^22 items. */
+ParameterizedTestParameters(gpu, axis_every_pair_and_operator)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, axis_every_pair_and_operator, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    axis_check_every_output(h, &m, *in_type, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* Rows on the one-block-per-tile kernel and on the default choice (persistent for more tiles). */
+Test(gpu, axis_rows_on_both_kernels, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    for (int persistent = 0; persistent <= 1; ++persistent) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        axis_check_every_output(h, &m, DLSCAN_INT32, test_max_n(1u << 22), &rng);
+        axis_check_every_output(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 22), &rng);
+    }
+    gpu_done(h, stream);
+}
+
+/* Rows and columns of random shapes up to 2^27 items. */
+Test(gpu, axis_large_random_shapes, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    axis_check_random_shapes(h, &m, test_max_n(1u << 27), 12, &rng);
+    gpu_done(h, stream);
+}
+
+Test(gpu, axis_bad_input_is_refused_and_writes_nothing, .timeout = 180)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    int32_t host[1000];
+    axis_check_bad_input(h, &m, host, &rng);
     gpu_done(h, stream);
 }

@@ -2,8 +2,9 @@
  * test_host.c: the `host` suite, which needs no GPU: statuses and their strings, versions,
  * the descriptor format and the protocol's decisions (device/protocol.h, compiled here by
  * the C compiler), the policy table's choice of a row (device/policy.h), handle creation where there may be no device, the release library's
- * refusal of what only the testing build takes, dlscan_scan's argument struct (both
- * versions, and a segmented scan worked by hand), and the tests' own reference: its 16-bit
+ * refusal of what only the testing build takes, dlscan_scan's argument struct (its three
+ * versions, and a segmented scan and scans along an axis worked by hand), and the tests' own
+ * reference: its 16-bit
  * float conversions (scan_check.c) and its segmented scans (segment_check.c) on hand-worked
  * cases.
  */
@@ -179,13 +180,15 @@ Test(host, scan_args_init_and_null_handle)
 }
 
 /* The struct's second version (segmented scans): DLSCAN_SCAN_ARGS_INIT leaves segments off and
- * DLSCAN_SCAN_ARGS_SIZE_V2 is the whole struct. A caller built with the first version passes
- * DLSCAN_SCAN_ARGS_SIZE_V1 and gets a plain scan, whatever its memory holds past its struct. */
+ * DLSCAN_SCAN_ARGS_SIZE_V2 ends where the third version's fields begin. A caller built with the
+ * first version passes DLSCAN_SCAN_ARGS_SIZE_V1 and gets a plain scan, whatever its memory
+ * holds past its struct. */
 Test(host, scan_args_version_2)
 {
     const dlscan_scan_args init = DLSCAN_SCAN_ARGS_INIT;
     cr_assert(!init.d_keys && init.key_type == DLSCAN_INT32 && !init.d_offsets && init.num_segments == 0);
-    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V2, sizeof(dlscan_scan_args));
+    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V2, offsetof(dlscan_scan_args, axis_length),
+                 "the third version adds its fields after the second's");
     cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V1, offsetof(dlscan_scan_args, d_keys),
                  "the second version adds its fields after the first's");
     dlscan_handle_t h = NULL;
@@ -208,6 +211,97 @@ Test(host, scan_args_version_2)
         sum += items[i];
         cr_assert_eq(out[i], sum, "item %d: %d, want %d", i, out[i], sum);
     }
+    dlscan_destroy(h);
+}
+
+/* The struct's third version (scans along an axis): DLSCAN_SCAN_ARGS_INIT leaves the axis off
+ * and DLSCAN_SCAN_ARGS_SIZE_V3 is the whole struct. A caller built with the second version
+ * passes DLSCAN_SCAN_ARGS_SIZE_V2 and gets the scan it asks for (here a segmented one),
+ * whatever its memory holds past its struct; sizes between V2's and V3's are refused. */
+Test(host, scan_args_version_3)
+{
+    const dlscan_scan_args init = DLSCAN_SCAN_ARGS_INIT;
+    cr_assert(init.axis_length == 0 && init.axis_stride == 0 && !init.d_totals);
+    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V3, sizeof(dlscan_scan_args));
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    int32_t items[100], out[100];
+    const size_t offsets[2] = {0, 50};
+    for (int i = 0; i < 100; ++i)
+        items[i] = i % 7 - 3;
+    dlscan_scan_args v2 = init;
+    v2.size = DLSCAN_SCAN_ARGS_SIZE_V2;
+    v2.d_in = items;
+    v2.d_out = out;
+    v2.n = 100;
+    v2.d_offsets = offsets; /* one segment, items 0 .. 49; the others are left as they are */
+    v2.num_segments = 1;
+    /* fields a second-version caller does not have: refused if the library read them */
+    v2.axis_length = 3;
+    v2.axis_stride = 7;
+    v2.d_totals = items;
+    for (int i = 0; i < 100; ++i)
+        out[i] = -99;
+    cr_assert_eq(dlscan_scan(h, &v2, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    int32_t sum = 0;
+    for (int i = 0; i < 100; ++i) {
+        sum += items[i];
+        const int32_t want = i < 50 ? sum : -99;
+        cr_assert_eq(out[i], want, "item %d: %d, want %d", i, out[i], want);
+    }
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V2 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V3; ++size) {
+        v2.size = size;
+        cr_assert_eq(dlscan_scan(h, &v2, NULL), DLSCAN_ERROR_INVALID_ARGUMENT, "size %zu", size);
+    }
+    dlscan_destroy(h);
+}
+
+/* Scans along an axis on a CPU handle, worked by hand over a [2][3][2] array of int32 (items
+ * 1 .. 12): along the last axis (rows of 2: length 2, stride 1), along the middle one (columns
+ * of 3: length 3, stride 2), and along the first (length 2, stride 6), inclusive and exclusive
+ * from 10, in place, with their totals. */
+Test(host, scans_along_an_axis_worked_by_hand)
+{
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    const int32_t items[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, init = 10;
+    static const int32_t rows[12] = {1, 3, 3, 7, 5, 11, 7, 15, 9, 19, 11, 23};
+    static const int32_t row_totals[6] = {3, 7, 11, 15, 19, 23};
+    static const int32_t middle[12] = {11, 12, 14, 16, 19, 22, 17, 18, 26, 28, 37, 40};
+    static const int32_t middle_exclusive[12] = {10, 10, 11, 12, 14, 16, 10, 10, 17, 18, 26, 28};
+    static const int32_t middle_totals[4] = {19, 22, 37, 40};
+    static const int32_t first[12] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18};
+    static const int32_t first_totals[6] = {8, 10, 12, 14, 16, 18};
+    int32_t out[12], totals[6];
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = items;
+    a.d_out = out;
+    a.n = 12;
+    a.axis_length = 2;
+    a.d_totals = totals;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, rows, sizeof out);
+    cr_assert_arr_eq(totals, row_totals, sizeof row_totals);
+    a.axis_length = 3;
+    a.axis_stride = 2;
+    a.init = &init;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, middle, sizeof out);
+    cr_assert_arr_eq(totals, middle_totals, sizeof middle_totals);
+    a.exclusive = 1;
+    memcpy(out, items, sizeof out);
+    a.d_in = out; /* in place */
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, middle_exclusive, sizeof out);
+    cr_assert_arr_eq(totals, middle_totals, sizeof middle_totals, "an exclusive scan's totals are inclusive");
+    a.d_in = items;
+    a.exclusive = 0;
+    a.init = NULL;
+    a.axis_length = 2;
+    a.axis_stride = 6;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_arr_eq(out, first, sizeof out);
+    cr_assert_arr_eq(totals, first_totals, sizeof first_totals);
     dlscan_destroy(h);
 }
 

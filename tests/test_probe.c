@@ -3,11 +3,12 @@
  * DLSCAN_TESTING: device/probe.cuh, src/testing.h) on the GPU, driving the protocol's rare
  * paths: every look-back outcome (counted), pauses inside tiles, the epoch's and the tile
  * counter's wrap-around, and the persistent kernels forced at every size; for scans,
- * compaction and segmented scans. Every test is skipped, saying so, where no CUDA device
+ * compaction, segmented scans and scans along an axis. Every test is skipped, saying so, where no CUDA device
  * exists. DLSCAN_TEST_MAX_N caps the sizes.
  */
 #include <stdlib.h>
 
+#include "axis_check.h"
 #include "compact_check.h"
 #include "gpu_suite.h"
 #include "protocol.h"
@@ -149,6 +150,21 @@ ParameterizedTest(dlscan_type *type, probe, segmented_persistent_kernel_at_every
                  DLSCAN_SUCCESS);
     segment_check_every_output(h, &m, *type, test_max_n(1u << 20), &rng);
     segment_check_keys(h, &m, *type, test_max_n(1u << 20), &rng);
+    gpu_done(h, stream);
+}
+
+/* Scans along an axis with the persistent kernels forced at every size (rows) and pauses inside
+ * tiles, so that the rows' and the columns' look-backs wait on X and fold A: every output type
+ * of int32 and float64 around the tiles, then random shapes. */
+Test(probe, axis_scans_with_pauses, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, DLSCAN_TESTING_PERSISTENT_ALWAYS),
+                 DLSCAN_SUCCESS);
+    axis_check_every_output(h, &m, DLSCAN_INT32, test_max_n(1u << 20), &rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_TESTING_OPTION_DELAY_US, 20), DLSCAN_SUCCESS);
+    axis_check_every_output(h, &m, DLSCAN_FLOAT64, test_max_n(1u << 19), &rng);
+    axis_check_random_shapes(h, &m, test_max_n(1u << 21), 6, &rng);
     gpu_done(h, stream);
 }
 

@@ -41,6 +41,12 @@ static void segmented_keys(void)
         cpu_segmented_keys_of_every_type((dlscan_type)type);
 }
 
+static void axis_pairs(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_axis_every_pair_and_operator((dlscan_type)type);
+}
+
 static void compaction(void)
 {
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
@@ -73,6 +79,9 @@ int main(void)
         {"segmented_keys_of_every_type", segmented_keys},
         {"segmented_lookback_outcomes", cpu_segmented_lookback_outcomes},
         {"segmented_refusals", cpu_segmented_refusals},
+        {"axis_every_pair_and_operator", axis_pairs},
+        {"axis_on_every_handle", cpu_axis_on_every_handle},
+        {"axis_refusals", cpu_axis_refusals},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);
