@@ -2724,3 +2724,47 @@ Test(cli, bench_csv_failures)
     expect_error(&r, 2, "writing /dev/full failed");
     cli_run_free(&r);
 }
+
+/* --axis-length, --axis-stride and --totals: two [2][3] int32 arrays scanned down their
+ * columns from --init, in one chunk and in chunks of one array; what they refuse (status 1,
+ * no OUT). */
+Test(cli, axis_scans_totals_and_errors)
+{
+    const int32_t in[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    const int32_t want[12] = {6, 7, 8, 10, 12, 14, 12, 13, 14, 22, 24, 26};
+    const int32_t sums[6] = {10, 12, 14, 22, 24, 26};
+    write_file(in_work("in.bin"), in, sizeof in);
+    for (int chunked = 0; chunked < 2; ++chunked) {
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", "--init", "5",
+                            "--axis-length", "2", "--axis-stride", "3", "--totals",
+                            in_work("totals.bin"), "--chunk-items", chunked ? "7" : "12",
+                            in_work("in.bin"), in_work("out.bin"));
+        expect_success(&r);
+        size_t size, totals_size;
+        char *got = read_file(in_work("out.bin"), &size);
+        char *totals = read_file(in_work("totals.bin"), &totals_size);
+        cr_assert(size == sizeof want && memcmp(got, want, size) == 0, "chunked %d", chunked);
+        cr_assert(totals_size == sizeof sums && memcmp(totals, sums, totals_size) == 0);
+        free(got);
+        free(totals);
+        cli_run_free(&r);
+    }
+    static const char *const refused[][5] = {
+        {"--axis-stride", "3", "-q", "-q", "--axis-stride needs --axis-length"},
+        {"--totals", "t", "-q", "-q", "--totals needs --axis-length"},
+        {"--axis-length", "2", "--keys", "k", "--axis-length and --keys exclude each other"},
+        {"--axis-length", "5", "-q", "-q", "12 values are not a whole number of arrays"},
+        {"--axis-length", "6", "--chunk-items", "5", "--chunk-items 5 holds less than one array"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
+        unlink(in_work("out.bin"));
+        cli_run r = RUN_CLI("scan", "--backend", "cpu", "--type", "int32", refused[k][0],
+                            refused[k][1], refused[k][2], refused[k][3], in_work("in.bin"),
+                            in_work("out.bin"));
+        expect_error(&r, 1, refused[k][4]);
+        cr_assert(!file_exists(in_work("out.bin")), "%s left OUT", refused[k][0]);
+        cli_run_free(&r);
+    }
+    unlink(in_work("in.bin"));
+    unlink(in_work("totals.bin"));
+}

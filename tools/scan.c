@@ -32,6 +32,13 @@
  * size, however long the segments. Items in no segment (before the first offset, from the
  * last one on) are the input converted to the output type (convert_value), as an in-place
  * scan would leave them.
+ *
+ * Scans along an axis (--axis-length L, --axis-stride S): IN is arrays [outer][L][S], each
+ * of its S columns scanned down its L items from the seed, as dlscan_scan's third version
+ * scans them; --totals FILE gets each scan's total, in the order (array, column). Every chunk
+ * is a whole number of arrays, so one call scans it, with no carry: the chunk size is
+ * rounded down to whole arrays, and grown to one array where the default holds less (an
+ * explicit --chunk-items that holds less is refused). The input must end on an array's end.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -49,6 +56,9 @@
 #include "segments.h"
 #include "values.h"
 
+/* The most items of one array along an axis (L x S), as --chunk-items' most. */
+#define MAX_ARRAY_ITEMS (1ull << 40)
+
 typedef struct scan_options {
     const type_info *type, *out_type; /* --type, --out-type (default: --type) */
     const type_info *scan_type;       /* what the library writes: out_type, or float32 */
@@ -58,6 +68,10 @@ typedef struct scan_options {
     segment_kind segments;      /* --keys or --offsets */
     const char *segments_path;  /* KEYFILE or OFFSETFILE */
     const type_info *key_type;  /* --key-type (default: --type) */
+    unsigned long long axis_length; /* --axis-length L; 0: one scan of the whole input */
+    unsigned long long axis_stride; /* --axis-stride S (0: not given, 1) */
+    unsigned long long array_items; /* L x S: the items of one array [L][S] */
+    const char *totals_path;        /* --totals FILE; "-": standard output */
     stream_options stream;      /* --format, --backend, --threads, --chunk-items */
     int quiet;
     const char *in_path, *out_path; /* NULL or "-": standard input or output */
@@ -83,7 +97,8 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
         }
         static const char *const with_value[] = {
             "--type",    "--out-type",    "--op",   "--init",     "--format",  "--backend",
-            "--threads", "--chunk-items", "--keys", "--key-type", "--offsets"};
+            "--threads", "--chunk-items", "--keys", "--key-type", "--offsets", "--axis-length",
+            "--axis-stride", "--totals"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; ++k)
             known |= strcmp(a, with_value[k]) == 0;
@@ -112,6 +127,14 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
                 return fail(STATUS_BAD_INPUT, "scan: --keys and --offsets exclude each other");
             o->segments = kind;
             o->segments_path = value;
+        } else if (strcmp(a, "--axis-length") == 0 || strcmp(a, "--axis-stride") == 0) {
+            unsigned long long *count =
+                strcmp(a, "--axis-length") == 0 ? &o->axis_length : &o->axis_stride;
+            if (!parse_count(value, 1, MAX_ARRAY_ITEMS, count))
+                return fail(STATUS_BAD_INPUT, "scan: %s takes 1 .. %llu, not '%s'", a,
+                            MAX_ARRAY_ITEMS, value);
+        } else if (strcmp(a, "--totals") == 0) {
+            o->totals_path = value;
         } else if (strcmp(a, "--op") == 0) {
             int known_op = 0;
             for (int k = 0; k < 3; ++k)
@@ -142,6 +165,24 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
                     o->segments == SEGMENTS_KEYS ? "--keys" : "--offsets");
     if (o->out_path && strcmp(o->out_path, "-") == 0)
         o->out_path = NULL;
+    if (!o->axis_length && (o->axis_stride || o->totals_path))
+        return fail(STATUS_BAD_INPUT, "scan: %s needs --axis-length L (the items of each scan "
+                                      "along the axis)",
+                    o->axis_stride ? "--axis-stride" : "--totals");
+    if (o->axis_length && o->segments)
+        return fail(STATUS_BAD_INPUT, "scan: --axis-length and %s exclude each other: scans "
+                                      "along an axis have no segments",
+                    o->segments == SEGMENTS_KEYS ? "--keys" : "--offsets");
+    if (o->axis_length) {
+        const unsigned long long stride = o->axis_stride ? o->axis_stride : 1;
+        if (o->axis_length > MAX_ARRAY_ITEMS / stride)
+            return fail(STATUS_BAD_INPUT, "scan: an array of --axis-length x --axis-stride = "
+                                          "%llu x %llu items is more than %llu",
+                        o->axis_length, stride, MAX_ARRAY_ITEMS);
+        o->array_items = o->axis_length * stride;
+    }
+    if (o->totals_path && strcmp(o->totals_path, "-") == 0 && !o->out_path)
+        return fail(STATUS_BAD_INPUT, "scan: OUT and --totals cannot both be standard output");
     return STATUS_OK;
 }
 
@@ -235,6 +276,41 @@ static int scan_chunk(dlscan_handle_t h, chunk_memory *m, size_t count, const sc
                                : status;
 }
 
+/* host_out[0 .. count - 1] = the scans along the axis of the chunk's count / (L x S) arrays,
+ * each from *seed (NULL: the identity), in one call; with --totals, host_extra gets their
+ * count / L totals. */
+static int scan_axis_chunk(dlscan_handle_t h, chunk_memory *m, size_t count,
+                           const scan_options *o, const void *seed)
+{
+    int status = chunk_copy(m, CHUNK_IN, 1, count * o->type->size);
+    if (status != STATUS_OK)
+        return status;
+    dlscan_scan_args a = range_args(m, o, 0, count);
+    a.init = seed;
+    a.axis_length = (size_t)o->axis_length;
+    a.axis_stride = (size_t)o->array_items / (size_t)o->axis_length;
+    a.d_totals = o->totals_path ? chunk_working(m, CHUNK_EXTRA) : NULL;
+    const dlscan_status called = dlscan_scan(h, &a, NULL);
+    if (called != DLSCAN_SUCCESS)
+        return fail(STATUS_FAILED, "dlscan_scan failed: %s", dlscan_last_error(h));
+    status = chunk_copy(m, CHUNK_OUT, 0, count * o->scan_type->size);
+    if (status == STATUS_OK && o->totals_path)
+        status = chunk_copy(m, CHUNK_EXTRA, 0, count / (size_t)o->axis_length * o->scan_type->size);
+    return status;
+}
+
+/* The float32 values [from, to) of a float16 or bfloat16 scan into itself, rounded to that
+ * type in place: value i moves from values + 4 i to values + 2 i. */
+static void round_to_16_bits(const type_info *out_type, char *values, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; ++i) {
+        float x;
+        memcpy(&x, values + 4 * i, 4);
+        const uint16_t bits = float_to_16_bits(out_type->type, x);
+        memcpy(values + 2 * i, &bits, 2);
+    }
+}
+
 /* Items [from, to) of a chunk, in no segment: the input, converted to the output type. */
 static void copy_unscanned(const scan_options *o, const char *in, char *out, size_t from,
                            size_t to)
@@ -242,6 +318,14 @@ static void copy_unscanned(const scan_options *o, const char *in, char *out, siz
     for (size_t i = from; i < to; ++i)
         convert_value(o->type->type, o->out_type->type, in + i * o->type->size,
                       out + i * o->out_type->size);
+}
+
+/* The message for an input of `values` values that ends inside an array along the axis. */
+static int not_whole_arrays(const scan_options *o, const char *name, unsigned long long values)
+{
+    return fail(STATUS_BAD_INPUT, "%s: %llu values are not a whole number of arrays of "
+                                  "--axis-length x --axis-stride = %llu x %llu values",
+                name, values, o->axis_length, o->array_items / o->axis_length);
 }
 
 /* Whether the library scans --type into --out-type: a scan of no items says, before any
@@ -282,7 +366,7 @@ int cmd_scan(int argc, char **argv)
         return status;
 
     input_file in;
-    output_file out = {0};
+    output_file out = {0}, totals = {0};
     dlscan_handle_t h = NULL;
     chunk_memory memory = {0};
     segment_input segments = {0};
@@ -294,10 +378,20 @@ int cmd_scan(int argc, char **argv)
         status = input_truncated(&in, (unsigned long long)in.size, type);
         goto done;
     }
+    if (o.axis_length && !o.stream.text && in.size >= 0 &&
+        ((unsigned long long)in.size / type->size) % o.array_items) {
+        status = not_whole_arrays(&o, in.name, (unsigned long long)in.size / type->size);
+        goto done;
+    }
     if ((status = segments_open(&segments, o.segments, o.segments_path, o.key_type,
                                 o.stream.text, &in, type)) != STATUS_OK ||
         (status = output_open(&out, o.out_path)) != STATUS_OK ||
         (!o.stream.text && (status = output_refuse_terminal(&out)) != STATUS_OK) ||
+        (o.totals_path && (status = output_open(&totals, strcmp(o.totals_path, "-") != 0
+                                                             ? o.totals_path
+                                                             : NULL)) != STATUS_OK) ||
+        (o.totals_path && !o.stream.text &&
+         (status = output_refuse_terminal(&totals)) != STATUS_OK) ||
         (status = open_handle(o.stream.backend, o.stream.threads, o.quiet,
                               "scanning on the CPU backend", &h, &on_gpu)) != STATUS_OK ||
         (status = check_pair(h, &o)) != STATUS_OK)
@@ -307,14 +401,25 @@ int cmd_scan(int argc, char **argv)
     size_t wider = type->size > o.scan_type->size ? type->size : o.scan_type->size;
     if (segment_item_size(&o) > wider)
         wider = segment_item_size(&o);
-    const size_t chunk = chunk_items_for(&o.stream, &in, type->size, wider,
-                                         o.segments ? 6 : 4, on_gpu);
+    size_t chunk = chunk_items_for(&o.stream, &in, type->size, wider,
+                                   o.segments || o.totals_path ? 6 : 4, on_gpu);
+    if (o.axis_length) { /* whole arrays */
+        if (o.stream.chunk_items && o.stream.chunk_items < o.array_items) {
+            status = fail(STATUS_BAD_INPUT, "scan: --chunk-items %llu holds less than one array "
+                                            "of --axis-length x --axis-stride = %llu items",
+                          o.stream.chunk_items, o.array_items);
+            goto done;
+        }
+        chunk = chunk < o.array_items ? (size_t)o.array_items
+                                      : chunk / (size_t)o.array_items * (size_t)o.array_items;
+    }
     /* keys: one per item; offsets: those within a chunk, as size_t, at most one per item
-     * and one more */
-    const size_t segments_bytes = o.segments == SEGMENTS_OFFSETS ? (chunk + 1) * sizeof(size_t)
-                                                                 : chunk * segment_item_size(&o);
+     * and one more; totals: one per scan along the axis */
+    const size_t extra_bytes = o.segments == SEGMENTS_OFFSETS ? (chunk + 1) * sizeof(size_t)
+                               : o.totals_path ? chunk / (size_t)o.axis_length * o.scan_type->size
+                                               : chunk * segment_item_size(&o);
     if ((status = chunk_memory_alloc(&memory, on_gpu, chunk, type->size, o.scan_type->size,
-                                     segments_bytes)) != STATUS_OK)
+                                     extra_bytes)) != STATUS_OK)
         goto done;
 
     progress bar;
@@ -326,18 +431,36 @@ int cmd_scan(int argc, char **argv)
         if (status != STATUS_OK || n == 0)
             break;
         total += n;
+        if (o.axis_length) {
+            if (n % o.array_items) { /* the end of a text or a pipe, in an array */
+                status = not_whole_arrays(&o, in.name, total);
+                break;
+            }
+            if ((status = scan_axis_chunk(h, &memory, n, &o, seed)) != STATUS_OK)
+                break;
+            const size_t scans = n / (size_t)o.axis_length;
+            if (o.scan_type != out_type) {
+                round_to_16_bits(out_type, memory.host_out, 0, n);
+                round_to_16_bits(out_type, memory.host_extra, 0, o.totals_path ? scans : 0);
+            }
+            output_values(&out, out_type, o.stream.text, memory.host_out, n);
+            if (o.totals_path)
+                output_values(&totals, out_type, o.stream.text, memory.host_extra, scans);
+            if ((status = output_chunk_done(&out)) != STATUS_OK ||
+                (o.totals_path && (status = output_chunk_done(&totals)) != STATUS_OK))
+                break;
+            progress_update(&bar, in.consumed, in.size, 0);
+            if (n < chunk && !o.stream.text)
+                break;
+            continue;
+        }
         chunk_segments c;
         if ((status = segments_next_chunk(&segments, n, memory.host_extra, &c)) != STATUS_OK ||
             (status = scan_chunk(h, &memory, n, &o, &c, seed)) != STATUS_OK)
             break;
         char *result = memory.host_out;
         if (o.scan_type != out_type) /* float32 rounded to float16 or bfloat16, in place */
-            for (size_t i = c.begin; i < c.end; ++i) {
-                float x;
-                memcpy(&x, result + 4 * i, 4);
-                const uint16_t bits = float_to_16_bits(out_type->type, x);
-                memcpy(result + 2 * i, &bits, 2);
-            }
+            round_to_16_bits(out_type, result, c.begin, c.end);
         /* Items in no segment (after the rounding, which writes only the scanned ones). */
         copy_unscanned(&o, memory.host_in, result, 0, c.begin);
         copy_unscanned(&o, memory.host_in, result, c.end, n);
@@ -351,11 +474,15 @@ int cmd_scan(int argc, char **argv)
     progress_update(&bar, in.consumed, in.size, 1);
     if (status == STATUS_OK)
         status = segments_finish(&segments, total);
+    if (status == STATUS_OK && o.totals_path)
+        status = output_commit(&totals);
     if (status == STATUS_OK)
         status = output_commit(&out);
 done:
-    if (status != STATUS_OK)
+    if (status != STATUS_OK) {
+        output_discard(&totals);
         output_discard(&out);
+    }
     chunk_memory_free(&memory);
     dlscan_destroy(h);
     segments_close(&segments);

@@ -6,11 +6,16 @@ and on CUDA arrays of PyTorch, CuPy, JAX or Numba (the GPU backend), without cop
     array([ 3,  4,  8,  9, 14])
     >>> dlscan.cummax(np.array([3, 1, 4, 1, 5], dtype=np.int32), exclusive=True, initial=0)
     array([0, 3, 3, 4, 4], dtype=int32)
+    >>> dlscan.cumsum(np.arange(6, dtype=np.int32).reshape(2, 3), axis=1)
+    array([[ 0,  1,  3],
+           [ 3,  7, 12]])
     >>> dlscan.run_length_encode(np.array([7, 7, 2, 2, 2, 9]))
     (array([7, 2, 9]), array([2, 3, 1]), 3)
 
-Arrays are one-dimensional and contiguous. NumPy arrays (and other objects with the buffer
-protocol) run on a CPU handle. Objects with __dlpack__ or __cuda_array_interface__ on a CUDA
+Arrays are one-dimensional and contiguous, except that the scans (cumsum, cummin, cummax) take
+C-contiguous arrays of any shape: axis=None (the default) scans x flattened, as numpy.cumsum
+does, and axis=d scans along dimension d into an output of x's shape. NumPy arrays (and other
+objects with the buffer protocol) run on a CPU handle. Objects with __dlpack__ or __cuda_array_interface__ on a CUDA
 device run there, on the stream= given, else the stream the array's
 __cuda_array_interface__ names, else the current stream of its library (PyTorch, CuPy),
 else the legacy default stream; the call only enqueues work. New outputs are made by the
@@ -20,8 +25,9 @@ out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
 Handles are kept per thread and device, created on first use. A failed call raises
 dlscan.Error with the library's message: dlscan.ArgumentError (also a ValueError),
 dlscan.DtypeError (also a TypeError) and dlscan.OutOfMemoryError (also a MemoryError) for the
-caller's mistakes; arrays that are not 1-D and contiguous, of a type dlscan does not take, or
-read-only outputs raise ValueError or TypeError before anything runs.
+caller's mistakes; arrays that are not 1-D and contiguous (C-contiguous for the scans), of a
+type dlscan does not take, or read-only outputs raise ValueError or TypeError before anything
+runs, and an axis out of range numpy.exceptions.AxisError (also a ValueError and an IndexError).
 """
 
 from ._dlscan import (
@@ -57,32 +63,37 @@ def _library(array):
     return type(array).__module__.partition(".")[0]
 
 
-def _empty(like, n, dtype):
-    """A new one-dimensional array of n items of dtype (a name), of like's library and on its
-    device: the extension module calls this for outputs not given with out=."""
+def _empty(like, shape, dtype):
+    """A new C-contiguous array of dtype (a name), of like's library and on its device: shape
+    is the length of a one-dimensional array (an int) or a tuple. The extension module calls
+    this for outputs not given with out=."""
     library = _library(like)
     if library == "numpy":
         import numpy
-        return numpy.empty(n, dtype)
+        return numpy.empty(shape, dtype)
     if library == "torch":
         import torch
-        return torch.empty(n, dtype=getattr(torch, dtype), device=like.device)
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
     if library == "cupy":
         import cupy
         with like.device:
-            return cupy.empty(n, dtype)
+            return cupy.empty(shape, dtype)
+    dims = shape if isinstance(shape, tuple) else (shape,)
     namespace = getattr(like, "__array_namespace__", None)
     if namespace is not None:
         xp = namespace()
-        return xp.empty((n,), dtype=getattr(xp, dtype), device=like.device)
-    if dtype in _FORMATS:
+        return xp.empty(dims, dtype=getattr(xp, dtype), device=like.device)
+    # memoryview.cast takes no shape with an extent of 0: a 1-D one needs none.
+    if dtype in _FORMATS and (len(dims) == 1 or all(dims)):
         try:
             memoryview(like)
         except TypeError:
             pass
         else:
+            import math
             import struct
-            return memoryview(bytearray(n * struct.calcsize(_FORMATS[dtype]))).cast(_FORMATS[dtype])
+            items = memoryview(bytearray(math.prod(dims) * struct.calcsize(_FORMATS[dtype])))
+            return items.cast(_FORMATS[dtype]) if len(dims) == 1 else items.cast(_FORMATS[dtype], dims)
     raise TypeError(f"dlscan cannot make a new array like {type(like).__name__}: pass out=")
 
 
@@ -140,4 +151,27 @@ def _torch_door():
     return torch.Tensor, torch.utils.dlpack.to_dlpack, current
 
 
-_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream, _torch_door)
+class _AxisError(ValueError, IndexError):
+    """An axis out of range where NumPy is not installed: numpy.exceptions.AxisError's bases,
+    message and attributes."""
+
+    def __init__(self, axis, ndim, msg_prefix=None):
+        self.axis, self.ndim = axis, ndim
+        message = f"axis {axis} is out of bounds for array of dimension {ndim}"
+        super().__init__(f"{msg_prefix}: {message}" if msg_prefix else message)
+
+
+def _axis_error(axis, ndim, prefix):
+    """The exception for axis= out of range, as NumPy raises it: numpy.exceptions.AxisError
+    where NumPy is installed (imported only now, on the error's path)."""
+    try:
+        from numpy.exceptions import AxisError
+    except ImportError:
+        try:
+            from numpy import AxisError  # NumPy before 1.25
+        except ImportError:
+            AxisError = _AxisError
+    return AxisError(axis, ndim, f"dlscan.{prefix}")
+
+
+_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream, _torch_door, _axis_error)

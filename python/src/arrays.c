@@ -7,7 +7,8 @@
  *     CUDA device's memory (kDLCUDA, kDLCUDAManaged) or host memory (kDLCPU, kDLCUDAHost).
  *     The capsule is borrowed for the call and released unconsumed, so its producer frees it;
  *   - __cuda_array_interface__ (CuPy, Numba): a CUDA device's memory.
- * Each must be one-dimensional and contiguous. No data is copied.
+ * Each must be one-dimensional and contiguous, but for the scans' x and out, which may have any
+ * number of dimensions and must be C-contiguous (dlpy_array_take_nd). No data is copied.
  * Also here: new outputs (through dlscan/__init__.py's _empty), dtype= names and scalar values
  * (init, select's operand) converted to an element kind.
  */
@@ -128,6 +129,98 @@ static int dlpy_not_contiguous(const char *func, const char *name, long long str
     return -1;
 }
 
+PyObject *dlpy_shape_text(int ndim, const size_t *shape)
+{
+    PyObject *tuple = PyTuple_New(ndim);
+    for (int d = 0; tuple && d < ndim; ++d) {
+        PyObject *extent = PyLong_FromSize_t(shape[d]);
+        if (!extent)
+            Py_CLEAR(tuple);
+        else
+            PyTuple_SET_ITEM(tuple, d, extent);
+    }
+    PyObject *text = tuple ? PyObject_Repr(tuple) : NULL;
+    Py_XDECREF(tuple);
+    return text;
+}
+
+/* ValueError: an N-D array whose items are not in C order, one after the other. */
+static int dlpy_not_c_contiguous(const dlpy_array *a, const int64_t *strides, const char *func,
+                                 const char *name)
+{
+    PyObject *steps = PyTuple_New(a->ndim);
+    for (int d = 0; steps && d < a->ndim; ++d) {
+        PyObject *step = PyLong_FromLongLong((long long)strides[d]);
+        if (!step)
+            Py_CLEAR(steps);
+        else
+            PyTuple_SET_ITEM(steps, d, step);
+    }
+    PyObject *shape = steps ? dlpy_shape_text(a->ndim, a->shape) : NULL;
+    if (shape)
+        PyErr_Format(PyExc_ValueError,
+                     "dlscan.%s: %s is not C-contiguous (shape %U, strides %R in bytes, items of "
+                     "%zu bytes); dlscan takes C-contiguous arrays (copy it first, e.g. "
+                     "numpy.ascontiguousarray(x) or x.contiguous())",
+                     func, name, shape, steps, dlpy_kinds[a->kind].size);
+    Py_XDECREF(shape);
+    Py_XDECREF(steps);
+    return -1;
+}
+
+static int dlpy_too_many_dimensions(const char *func, const char *name, long long ndim)
+{
+    PyErr_Format(PyExc_ValueError, "dlscan.%s: %s has %lld dimensions; dlscan takes at most %d",
+                 func, name, ndim, (int)DLPY_MAX_DIMS);
+    return -1;
+}
+
+/* The shape of an operand whose kind is known: ndim extents `shape` and, unless `strides` is
+ * NULL (C-contiguous), their strides in bytes, into a->ndim, a->shape and a->n. Refuses an
+ * operand that is not 1-D unless nd, more than DLPY_MAX_DIMS dimensions, and items that are
+ * not contiguous in C order (an array of at most one item is, whatever its strides; so is an
+ * axis of extent 1). */
+static int dlpy_take_shape(dlpy_array *a, int ndim, const int64_t *shape, const int64_t *strides,
+                           int nd, const char *func, const char *name)
+{
+    if (!nd && ndim != 1)
+        return dlpy_not_1d(func, name, ndim);
+    if (ndim < 0 || ndim > DLPY_MAX_DIMS)
+        return dlpy_too_many_dimensions(func, name, ndim);
+    size_t n = 1;
+    int overflow = 0;
+    for (int d = 0; d < ndim; ++d) {
+        if (shape[d] < 0) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: %s has the extent %lld", func, name,
+                         (long long)shape[d]);
+            return -1;
+        }
+        a->shape[d] = (size_t)shape[d];
+        overflow |= a->shape[d] && n > SIZE_MAX / a->shape[d];
+        n *= a->shape[d];
+    }
+    a->ndim = ndim;
+    a->n = n;
+    if (overflow && n) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s has more items than memory holds", func,
+                     name);
+        return -1;
+    }
+    if (!strides || n <= 1)
+        return 0;
+    const int64_t itemsize = (int64_t)dlpy_kinds[a->kind].size;
+    if (ndim == 1)
+        return strides[0] == itemsize ? 0 : dlpy_not_contiguous(func, name, strides[0],
+                                                                  (size_t)itemsize);
+    int64_t expected = itemsize;
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (shape[d] != 1 && strides[d] != expected)
+            return dlpy_not_c_contiguous(a, strides, func, name);
+        expected *= shape[d];
+    }
+    return 0;
+}
+
 /* Every operand of a call lives where the first does. */
 static int dlpy_place_device(dlpy_place *place, int device, int first, const char *func,
                              const char *name)
@@ -148,7 +241,7 @@ static int dlpy_place_device(dlpy_place *place, int device, int first, const cha
 }
 
 static int dlpy_take_buffer(dlpy_array *a, PyObject *object, const char *func, const char *name,
-                            dlpy_place *place, int first)
+                            dlpy_place *place, int first, int nd)
 {
     if (PyObject_GetBuffer(object, &a->view, PyBUF_RECORDS_RO) < 0) {
         /* NumPy exports no buffer of some types (datetime64): say which types dlscan takes. */
@@ -167,7 +260,7 @@ static int dlpy_take_buffer(dlpy_array *a, PyObject *object, const char *func, c
         return dlpy_unsupported_type(object, func, name, "");
     }
     a->has_view = 1;
-    if (a->view.ndim != 1)
+    if (!nd && a->view.ndim != 1)
         return dlpy_not_1d(func, name, a->view.ndim);
     a->kind = dlpy_kind_from_format(a->view.format, a->view.itemsize);
     if (a->kind < 0) {
@@ -176,10 +269,14 @@ static int dlpy_take_buffer(dlpy_array *a, PyObject *object, const char *func, c
                  a->view.format ? a->view.format : "B");
         return dlpy_unsupported_type(object, func, name, fallback);
     }
-    a->n = (size_t)a->view.shape[0];
-    if (a->n > 1 && a->view.strides && a->view.strides[0] != a->view.itemsize)
-        return dlpy_not_contiguous(func, name, (long long)a->view.strides[0],
-                                   (size_t)a->view.itemsize);
+    const int ndim = a->view.ndim;
+    int64_t shape[DLPY_MAX_DIMS], strides[DLPY_MAX_DIMS];
+    for (int d = 0; d < ndim && d < DLPY_MAX_DIMS; ++d) {
+        shape[d] = (int64_t)a->view.shape[d];
+        strides[d] = a->view.strides ? (int64_t)a->view.strides[d] : 0;
+    }
+    if (dlpy_take_shape(a, ndim, shape, a->view.strides ? strides : NULL, nd, func, name) < 0)
+        return -1;
     a->data = a->view.buf;
     a->readonly = a->view.readonly;
     return dlpy_place_device(place, DLPY_HOST, first, func, name);
@@ -233,11 +330,11 @@ static int dlpy_kind_from_dlpack(dlpy_dl_datatype t)
     return -1;
 }
 
-/* The capsule a->capsule (from __dlpack__ or to_dlpack) read into *a: one-dimensional,
- * contiguous, of a kind dlscan takes. device: where to put the CUDA device it names (NULL: the
- * caller knows it from __dlpack_device__). */
+/* The capsule a->capsule (from __dlpack__ or to_dlpack) read into *a: one-dimensional (any
+ * number of dimensions where nd), contiguous, of a kind dlscan takes. device: where to put the
+ * CUDA device it names (NULL: the caller knows it from __dlpack_device__). */
 static int dlpy_read_capsule(dlpy_array *a, PyObject *object, const char *func, const char *name,
-                             int *device)
+                             int *device, int nd)
 {
     dlpy_dl_tensor *t;
     if (PyCapsule_IsValid(a->capsule, "dltensor_versioned")) {
@@ -265,7 +362,7 @@ static int dlpy_read_capsule(dlpy_array *a, PyObject *object, const char *func, 
         }
         *device = type == DLPY_KDLCPU ? DLPY_HOST : t->device.device_id;
     }
-    if (t->ndim != 1)
+    if (!nd && t->ndim != 1)
         return dlpy_not_1d(func, name, t->ndim);
     a->kind = dlpy_kind_from_dlpack(t->dtype);
     if (a->kind < 0) {
@@ -274,11 +371,12 @@ static int dlpy_read_capsule(dlpy_array *a, PyObject *object, const char *func, 
                  t->dtype.code, t->dtype.bits, t->dtype.lanes);
         return dlpy_unsupported_type(object, func, name, fallback);
     }
-    a->n = (size_t)t->shape[0];
-    const size_t itemsize = dlpy_kinds[a->kind].size;
-    if (a->n > 1 && t->strides && t->strides[0] != 1)
-        return dlpy_not_contiguous(func, name, (long long)(t->strides[0] * (int64_t)itemsize),
-                                   itemsize);
+    /* DLPack's strides count items; NULL is C-contiguous. */
+    int64_t strides[DLPY_MAX_DIMS];
+    for (int d = 0; t->strides && d < t->ndim && d < DLPY_MAX_DIMS; ++d)
+        strides[d] = t->strides[d] * (int64_t)dlpy_kinds[a->kind].size;
+    if (dlpy_take_shape(a, t->ndim, t->shape, t->strides ? strides : NULL, nd, func, name) < 0)
+        return -1;
     a->data = (char *)t->data + t->byte_offset;
     return 0;
 }
@@ -303,7 +401,7 @@ static PyObject *dlpy_call_dlpack(PyObject *method, PyObject *stream)
 }
 
 static int dlpy_take_dlpack(dlpy_array *a, PyObject *object, PyObject *method, const char *func,
-                            const char *name, dlpy_place *place, int first)
+                            const char *name, dlpy_place *place, int first, int nd)
 {
     PyObject *where = PyObject_CallMethod(object, "__dlpack_device__", NULL);
     if (!where)
@@ -346,7 +444,7 @@ static int dlpy_take_dlpack(dlpy_array *a, PyObject *object, PyObject *method, c
     }
     a->capsule = dlpy_call_dlpack(method, stream);
     Py_DECREF(stream);
-    return a->capsule ? dlpy_read_capsule(a, object, func, name, NULL) : -1;
+    return a->capsule ? dlpy_read_capsule(a, object, func, name, NULL, nd) : -1;
 }
 
 /* ---- PyTorch's tensors ----
@@ -393,7 +491,7 @@ static int dlpy_is_torch(PyObject *object)
 }
 
 static int dlpy_take_torch(dlpy_array *a, PyObject *object, const char *func, const char *name,
-                           dlpy_place *place, int first)
+                           dlpy_place *place, int first, int nd)
 {
     /* __dlpack__ refuses these too: dlscan records no gradient. */
     static PyObject *grad_name;
@@ -413,7 +511,7 @@ static int dlpy_take_torch(dlpy_array *a, PyObject *object, const char *func, co
     if (!(a->capsule = PyObject_CallOneArg(dlpy_torch.to_dlpack, object)))
         return -1;
     int device;
-    if (dlpy_read_capsule(a, object, func, name, &device) < 0 ||
+    if (dlpy_read_capsule(a, object, func, name, &device, nd) < 0 ||
         dlpy_place_device(place, device, first, func, name) < 0)
         return -1;
 #ifndef DLPY_GPU
@@ -454,7 +552,7 @@ static int dlpy_kind_from_typestr(const char *typestr)
 }
 
 static int dlpy_take_cai(dlpy_array *a, PyObject *object, PyObject *cai, const char *func,
-                         const char *name, dlpy_place *place, int first)
+                         const char *name, dlpy_place *place, int first, int nd)
 {
     if (!PyDict_Check(cai)) {
         PyErr_Format(PyExc_TypeError, "dlscan.%s: %s.__cuda_array_interface__ is not a dict",
@@ -474,8 +572,11 @@ static int dlpy_take_cai(dlpy_array *a, PyObject *object, PyObject *cai, const c
                      name);
         return -1;
     }
-    if (PyTuple_GET_SIZE(shape) != 1)
-        return dlpy_not_1d(func, name, (int)PyTuple_GET_SIZE(shape));
+    const Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (!nd && ndim != 1)
+        return dlpy_not_1d(func, name, (int)ndim);
+    if (ndim > DLPY_MAX_DIMS)
+        return dlpy_too_many_dimensions(func, name, (long long)ndim);
     if (mask && mask != Py_None) {
         PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is a masked array", func, name);
         return -1;
@@ -486,21 +587,23 @@ static int dlpy_take_cai(dlpy_array *a, PyObject *object, PyObject *cai, const c
         snprintf(fallback, sizeof fallback, "typestr '%.20s'", PyUnicode_AsUTF8(typestr));
         return dlpy_unsupported_type(object, func, name, fallback);
     }
-    a->n = PyLong_AsSize_t(PyTuple_GET_ITEM(shape, 0));
+    /* strides: bytes, one for each dimension; None or absent: C-contiguous */
+    const int has_strides = strides && strides != Py_None;
+    if (has_strides && (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim)) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: %s.__cuda_array_interface__ has strides that "
+                     "are no tuple of one stride for each dimension", func, name);
+        return -1;
+    }
+    int64_t extents[DLPY_MAX_DIMS], steps[DLPY_MAX_DIMS];
+    for (Py_ssize_t d = 0; d < ndim; ++d) {
+        extents[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+        steps[d] = has_strides ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, d)) : 0;
+    }
     a->data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
     a->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
-    if (PyErr_Occurred())
+    if (PyErr_Occurred() ||
+        dlpy_take_shape(a, (int)ndim, extents, has_strides ? steps : NULL, nd, func, name) < 0)
         return -1;
-    const size_t itemsize = dlpy_kinds[a->kind].size;
-    if (strides && strides != Py_None && a->n > 1) {
-        const long long stride = PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == 1
-                                     ? PyLong_AsLongLong(PyTuple_GET_ITEM(strides, 0))
-                                     : 0;
-        if (PyErr_Occurred())
-            return -1;
-        if (stride != (long long)itemsize)
-            return dlpy_not_contiguous(func, name, stride, itemsize);
-    }
     const int device = a->data ? dlpy_pointer_device(a->data, func, name)
                                : first ? dlpy_pointer_device(NULL, func, name) : place->device;
     if (device < 0 || dlpy_place_device(place, device, first, func, name) < 0)
@@ -536,23 +639,23 @@ static int dlpy_on_a_device(PyObject *object)
     return PyObject_HasAttr((PyObject *)Py_TYPE(object), cai_name);
 }
 
-int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const char *name,
-                    dlpy_place *place, int first, int writable)
+static int dlpy_take(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                     dlpy_place *place, int first, int writable, int nd)
 {
     a->object = Py_NewRef(object);
     int result;
     PyObject *door;
     int torch = 0;
     if (PyObject_CheckBuffer(object) && !dlpy_on_a_device(object)) {
-        result = dlpy_take_buffer(a, object, func, name, place, first);
+        result = dlpy_take_buffer(a, object, func, name, place, first, nd);
     } else if ((torch = dlpy_is_torch(object)) != 0) {
-        result = torch < 0 ? -1 : dlpy_take_torch(a, object, func, name, place, first);
+        result = torch < 0 ? -1 : dlpy_take_torch(a, object, func, name, place, first, nd);
     } else if ((door = dlpy_optional_attr(object, "__dlpack__"))) {
-        result = dlpy_take_dlpack(a, object, door, func, name, place, first);
+        result = dlpy_take_dlpack(a, object, door, func, name, place, first, nd);
         Py_DECREF(door);
     } else if (!PyErr_Occurred() &&
                (door = dlpy_optional_attr(object, "__cuda_array_interface__"))) {
-        result = dlpy_take_cai(a, object, door, func, name, place, first);
+        result = dlpy_take_cai(a, object, door, func, name, place, first, nd);
         Py_DECREF(door);
     } else {
         if (!PyErr_Occurred())
@@ -572,6 +675,18 @@ int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const cha
     return result;
 }
 
+int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                    dlpy_place *place, int first, int writable)
+{
+    return dlpy_take(a, object, func, name, place, first, writable, 0);
+}
+
+int dlpy_array_take_nd(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                       dlpy_place *place, int first, int writable)
+{
+    return dlpy_take(a, object, func, name, place, first, writable, 1);
+}
+
 void dlpy_array_release(dlpy_array *a)
 {
     if (a->has_view)
@@ -581,22 +696,50 @@ void dlpy_array_release(dlpy_array *a)
     Py_CLEAR(a->object);
 }
 
-int dlpy_array_new(dlpy_array *a, PyObject *like, size_t n, int kind, const char *func,
-                   const char *name, dlpy_place *place)
+int dlpy_array_new_shaped(dlpy_array *a, PyObject *like, int ndim, const size_t *shape, int kind,
+                          const char *func, const char *name, dlpy_place *place)
 {
-    PyObject *array = PyObject_CallFunction(dlpy_empty_helper, "Ons", like, (Py_ssize_t)n,
-                                            dlpy_kinds[kind].name);
+    /* _empty takes the length of a 1-D array as an int, a shape as a tuple. */
+    PyObject *size = NULL;
+    if (ndim == 1) {
+        size = PyLong_FromSize_t(shape[0]);
+    } else if ((size = PyTuple_New(ndim))) {
+        for (int d = 0; d < ndim; ++d) {
+            PyObject *extent = PyLong_FromSize_t(shape[d]);
+            if (!extent) {
+                Py_CLEAR(size);
+                break;
+            }
+            PyTuple_SET_ITEM(size, d, extent);
+        }
+    }
+    PyObject *array = size ? PyObject_CallFunction(dlpy_empty_helper, "OOs", like, size,
+                                                   dlpy_kinds[kind].name)
+                           : NULL;
+    Py_XDECREF(size);
     if (!array)
         return -1;
-    const int result = dlpy_array_take(a, array, func, name, place, 0, 1);
+    const int result = dlpy_take(a, array, func, name, place, 0, 1, ndim != 1);
     Py_DECREF(array);
-    if (result == 0 && (a->n != n || a->kind != kind)) { /* _empty's own mistake */
-        PyErr_Format(PyExc_RuntimeError, "dlscan.%s: the new %s is not %zu items of %s", func,
-                     name, n, dlpy_kinds[kind].name);
+    int same = result == 0 && a->kind == kind && a->ndim == ndim;
+    for (int d = 0; same && d < ndim; ++d)
+        same = a->shape[d] == shape[d];
+    if (result == 0 && !same) { /* _empty's own mistake */
+        PyObject *text = dlpy_shape_text(ndim, shape);
+        if (text)
+            PyErr_Format(PyExc_RuntimeError, "dlscan.%s: the new %s is not an array of shape %U "
+                         "of %s", func, name, text, dlpy_kinds[kind].name);
+        Py_XDECREF(text);
         dlpy_array_release(a);
         return -1;
     }
     return result;
+}
+
+int dlpy_array_new(dlpy_array *a, PyObject *like, size_t n, int kind, const char *func,
+                   const char *name, dlpy_place *place)
+{
+    return dlpy_array_new_shaped(a, like, 1, &n, kind, func, name, place);
 }
 
 int dlpy_output(dlpy_array *a, PyObject *out, PyObject *like, size_t n, int kind,

@@ -55,19 +55,23 @@ typedef struct dlpy_place {
 } dlpy_place;
 
 /* ---- Operands ---- */
+enum { DLPY_MAX_DIMS = 64 }; /* NumPy's limit, and the buffer protocol's */
+
 typedef struct dlpy_array {
     PyObject *object;  /* the Python array (a new reference) */
     void *data;
-    size_t n;
+    size_t n;          /* items: the product of the extents */
     int kind;
     int readonly;
     /* what holds the memory while the call runs: one of these is set */
     int has_view;
     Py_buffer view;
     PyObject *capsule; /* a DLPack capsule, released unconsumed: its producer frees it */
+    int ndim;          /* 1, but for an operand taken by dlpy_array_take_nd */
+    size_t shape[DLPY_MAX_DIMS]; /* the extents of the ndim dimensions */
 } dlpy_array;
 
-#define DLPY_ARRAY_EMPTY {NULL, NULL, 0, 0, 0, 0, {0}, NULL}
+#define DLPY_ARRAY_EMPTY {NULL, NULL, 0, 0, 0, 0, {0}, NULL, 0, {0}}
 
 /* Takes the 1-D contiguous array `object` (argument `name` of the Python call `func`) into
  * *a. For the first operand of a call, place->device is set from it; for later ones the array
@@ -78,10 +82,25 @@ typedef struct dlpy_array {
 int dlpy_array_take(dlpy_array *a, PyObject *object, const char *func, const char *name,
                     dlpy_place *place, int first, int writable);
 
+/* dlpy_array_take for an array of any number of dimensions (0 to DLPY_MAX_DIMS), C-contiguous
+ * (row-major, as numpy.ascontiguousarray and x.contiguous() make them): the scans' x and out.
+ * a->ndim and a->shape say its shape; a->n is its size. ValueError for one that is not
+ * C-contiguous, saying how to copy it. */
+int dlpy_array_take_nd(dlpy_array *a, PyObject *object, const char *func, const char *name,
+                       dlpy_place *place, int first, int writable);
+
 /* A new array of n items of `kind`, of the same library and device as `like` (through
  * dlscan/__init__.py's _empty), taken into *a. */
 int dlpy_array_new(dlpy_array *a, PyObject *like, size_t n, int kind, const char *func,
                    const char *name, dlpy_place *place);
+
+/* The same, of `ndim` dimensions (1 or more) of the extents `shape`, C-contiguous. */
+int dlpy_array_new_shaped(dlpy_array *a, PyObject *like, int ndim, const size_t *shape, int kind,
+                          const char *func, const char *name, dlpy_place *place);
+
+/* "(2, 3)": a shape as Python writes a tuple, for messages (a new reference, or NULL with an
+ * exception set). */
+PyObject *dlpy_shape_text(int ndim, const size_t *shape);
 
 void dlpy_array_release(dlpy_array *a);
 
@@ -132,10 +151,11 @@ int dlpy_set_deterministic(dlscan_handle_t h, int deterministic, const char *fun
 PyObject *dlpy_raise(dlscan_handle_t h, dlscan_status status, const char *func);
 PyObject *dlpy_raise_status(dlscan_status status, const char *message, const char *func);
 
-/* dlscan/__init__.py's helpers, set by its call of _dlscan._setup(): _empty(like, n, dtype),
- * _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device), _torch_door(). */
+/* dlscan/__init__.py's helpers, set by its call of _dlscan._setup(): _empty(like, shape,
+ * dtype), _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device),
+ * _torch_door(), _axis_error(axis, ndim, prefix). */
 extern PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper,
-    *dlpy_current_stream_helper, *dlpy_torch_door_helper;
+    *dlpy_current_stream_helper, *dlpy_torch_door_helper, *dlpy_axis_error_helper;
 
 /* An operand or Python return value that is a tuple of two (out=(a, b)) split into a and b,
  * each NULL where None or where out is NULL. */

@@ -7,7 +7,7 @@
 #include "binding.h"
 
 PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper, *dlpy_current_stream_helper,
-    *dlpy_torch_door_helper;
+    *dlpy_torch_door_helper, *dlpy_axis_error_helper;
 
 static PyObject *dlpy_error, *dlpy_argument_error, *dlpy_dtype_error, *dlpy_memory_error;
 
@@ -98,15 +98,16 @@ PyObject *dlpy_head(PyObject *array, size_t count)
 static PyObject *dlpy_setup(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *empty, *dtype, *stream, *current_stream, *torch_door;
-    if (!PyArg_ParseTuple(args, "OOOOO:_setup", &empty, &dtype, &stream, &current_stream,
-                          &torch_door))
+    PyObject *empty, *dtype, *stream, *current_stream, *torch_door, *axis_error;
+    if (!PyArg_ParseTuple(args, "OOOOOO:_setup", &empty, &dtype, &stream, &current_stream,
+                          &torch_door, &axis_error))
         return NULL;
     Py_XSETREF(dlpy_empty_helper, Py_NewRef(empty));
     Py_XSETREF(dlpy_dtype_helper, Py_NewRef(dtype));
     Py_XSETREF(dlpy_stream_helper, Py_NewRef(stream));
     Py_XSETREF(dlpy_current_stream_helper, Py_NewRef(current_stream));
     Py_XSETREF(dlpy_torch_door_helper, Py_NewRef(torch_door));
+    Py_XSETREF(dlpy_axis_error_helper, Py_NewRef(axis_error));
     Py_RETURN_NONE;
 }
 
@@ -121,11 +122,16 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
 }
 
 #define DLPY_SCAN_DOC(name, what, numpy)                                                          \
-    name "(x, *, dtype=None, out=None, exclusive=False, initial=None, total=None, "              \
+    name "(x, *, axis=None, dtype=None, out=None, exclusive=False, initial=None, total=None, "  \
          "deterministic=False, stream=None, keys=None, offsets=None)\n--\n\n"                    \
-         "The running " what " of the one-dimensional array x, in one pass (" numpy ").\n\n"     \
+         "The running " what " of the array x, in one pass (" numpy ").\n\n"                     \
          "x: a NumPy array (scanned on the CPU), or an array with __dlpack__ or\n"               \
-         "   __cuda_array_interface__ on a CUDA device (PyTorch, CuPy, ...), scanned there.\n"   \
+         "   __cuda_array_interface__ on a CUDA device (PyTorch, CuPy, ...), scanned there;\n"   \
+         "   C-contiguous, of any number of dimensions.\n"                                        \
+         "axis: None (default): x flattened, into a one-dimensional output; an int (negative\n" \
+         "   counts from the end): each scan runs along that dimension, into an output of\n"    \
+         "   x's shape (as numpy.cumsum(x, axis=...)). A GPU may refuse a dimension other than\n" \
+         "   the last (dlscan.Error, DLSCAN_ERROR_NOT_SUPPORTED).\n"                             \
          "dtype: the type of the output, and of the accumulator. Default: out's, else x's\n"   \
          "   (cumsum of bool and of integers narrower than 64 bits: int64, or uint64 for\n"     \
          "   unsigned ones, as NumPy does). Pairs dlscan takes: every type into itself;\n"     \
@@ -147,7 +153,8 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
          "offsets: a segmented scan: int64 or uint64, the start of each segment and the end\n" \
          "   of the last (segment k: x[offsets[k]:offsets[k+1]]), rising, at most len(x);\n"  \
          "   items outside the segments are not written. With keys or offsets, initial is a\n" \
-         "   number that starts every segment, and total is not taken.\n\n"                 \
+         "   number that starts every segment, and total is not taken. With axis: no keys\n" \
+         "   or offsets, initial is a number that starts every scan, and no total.\n\n"       \
          "Returns out. On a GPU the call only enqueues the scan."
 
 static PyMethodDef dlpy_methods[] = {
@@ -184,7 +191,7 @@ static PyMethodDef dlpy_methods[] = {
      "Returns (keys, values, count), as select does."},
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,
      "reserve(x, *, dtype=None)\n--\n\n"
-     "Grows the calling thread's handle for x's device so that scans of up to len(x) items into\n"
+     "Grows the calling thread's handle for x's device so that scans of up to x's size items into\n"
      "dtype (default: the types cumsum, cummin and cummax of x write) allocate nothing: call it\n"
      "before capturing a CUDA graph. (Compaction grows the handle on its first call of a size:\n"
      "run it once before capturing.)"},

@@ -3,6 +3,11 @@
  * is dtype=, else out='s, else NumPy's choice (cumsum widens bool and integers narrower than
  * 64 bits to int64 or uint64; otherwise the input's type). keys= or offsets= make the call a
  * segmented scan (dlscan.h, dlscan_scan_args' second version).
+ *
+ * x may have any number of dimensions, C-contiguous. axis=None (the default) scans it
+ * flattened into a 1-D output, as numpy.cumsum does; axis=d scans along dimension d into an
+ * output of x's shape: dlscan_scan_args' third version, with axis_length = shape[d] and
+ * axis_stride = the product of the extents after d. A 0-d x is one item, as for NumPy.
  */
 #include "binding.h" /* Python.h first, as Python asks */
 
@@ -35,16 +40,81 @@ static int dlpy_one_item(dlpy_array *a, PyObject *object, int kind, const char *
     return -1;
 }
 
+/* The dimension that axis= names among ndim (a 0-d array counts as one dimension, as NumPy
+ * counts it), in *d. TypeError for no integer; numpy.exceptions.AxisError (a ValueError and an
+ * IndexError; dlscan/__init__.py's _axis_error) for one out of range. */
+static int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d)
+{
+    if (PyBool_Check(axis)) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: axis must be an integer or None, not bool",
+                     func);
+        return -1;
+    }
+    PyObject *index = PyNumber_Index(axis);
+    if (!index)
+        return -1;
+    int overflow;
+    const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        Py_DECREF(index);
+        return -1;
+    }
+    const int dims = ndim > 0 ? ndim : 1;
+    if (!overflow && value >= -dims && value < dims) {
+        Py_DECREF(index);
+        *d = (int)(value < 0 ? value + dims : value);
+        return 0;
+    }
+    PyObject *error = PyObject_CallFunction(dlpy_axis_error_helper, "Ois", index, dims, func);
+    Py_DECREF(index);
+    if (error) {
+        PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+        Py_DECREF(error);
+    }
+    return -1;
+}
+
+/* An out= for a scan along an axis: x's shape (a 0-d x: one item, 1-D); with axis=None, 1-D
+ * of x's size. */
+static int dlpy_check_out_shape(const dlpy_array *in, const dlpy_array *out, int along,
+                                const char *func)
+{
+    const size_t one = 1;
+    const int ndim = along && in->ndim > 0 ? in->ndim : 1;
+    const size_t *shape = !along ? &in->n : in->ndim > 0 ? in->shape : &one;
+    int same = out->ndim == ndim;
+    for (int d = 0; same && d < ndim; ++d)
+        same = out->shape[d] == shape[d];
+    if (same)
+        return 0;
+    PyObject *has = dlpy_shape_text(out->ndim, out->shape);
+    PyObject *wants = has ? dlpy_shape_text(ndim, shape) : NULL;
+    if (wants && along)
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: out has shape %U; a scan along an axis "
+                     "writes x's shape, %U", func, has, wants);
+    else if (wants && out->ndim == 1)
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: out has %zu items and x %zu", func, out->n,
+                     in->n);
+    else if (wants)
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: out has shape %U; with axis=None the scan of "
+                     "x flattened is one-dimensional, %U (pass axis= to keep x's shape)", func,
+                     has, wants);
+    Py_XDECREF(has);
+    Py_XDECREF(wants);
+    return -1;
+}
+
 static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const char *func,
                            const char *format)
 {
-    static char *keywords[] = {"x", "dtype", "out", "exclusive", "initial", "total",
+    static char *keywords[] = {"x", "axis", "dtype", "out", "exclusive", "initial", "total",
                                "deterministic", "stream", "keys", "offsets", NULL};
-    PyObject *x, *dtype = Py_None, *out = Py_None, *initial = Py_None, *total = Py_None,
-                 *stream = Py_None, *keys = Py_None, *offsets = Py_None;
+    PyObject *x, *axis = Py_None, *dtype = Py_None, *out = Py_None, *initial = Py_None,
+                 *total = Py_None, *stream = Py_None, *keys = Py_None, *offsets = Py_None;
     int exclusive = 0, deterministic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &x, &dtype, &out, &exclusive,
-                                     &initial, &total, &deterministic, &stream, &keys, &offsets))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &x, &axis, &dtype, &out,
+                                     &exclusive, &initial, &total, &deterministic, &stream, &keys,
+                                     &offsets))
         return NULL;
 
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream};
@@ -53,20 +123,34 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
     PyObject *returned = NULL;
     unsigned char init_value[8];
     int previous_device = -1;
-    if (dlpy_array_take(&in, x, func, "x", &place, 1, 0) < 0)
+    if (dlpy_array_take_nd(&in, x, func, "x", &place, 1, 0) < 0)
         return NULL;
+
+    /* Along an axis: the scans' length and the items between two of a scan's items. */
+    const int along = axis != Py_None;
+    size_t axis_length = 0, axis_stride = 0;
+    if (along) {
+        int d;
+        if (dlpy_axis(axis, in.ndim, func, &d) < 0)
+            goto done;
+        axis_length = in.ndim > 0 ? in.shape[d] : 1;
+        axis_stride = 1;
+        for (int k = d + 1; k < in.ndim; ++k)
+            axis_stride *= in.shape[k];
+        if (keys != Py_None || offsets != Py_None) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: axis with %s: a segmented scan runs over x "
+                         "flattened (pass axis=None)", func, keys != Py_None ? "keys" : "offsets");
+            goto done;
+        }
+    }
 
     int kind = dtype == Py_None ? -1 : dlpy_kind_from_dtype(dtype, func);
     if (dtype != Py_None && kind < 0)
         goto done;
     if (out != Py_None) {
-        if (dlpy_array_take(&result, out, func, "out", &place, 0, 1) < 0)
+        if (dlpy_array_take_nd(&result, out, func, "out", &place, 0, 1) < 0 ||
+            dlpy_check_out_shape(&in, &result, along, func) < 0)
             goto done;
-        if (result.n != in.n) {
-            PyErr_Format(PyExc_ValueError, "dlscan.%s: out has %zu items and x %zu", func,
-                         result.n, in.n);
-            goto done;
-        }
         if (kind >= 0 && result.kind != kind) {
             PyErr_Format(PyExc_TypeError, "dlscan.%s: out has items of %s, and dtype=%s", func,
                          dlpy_kinds[result.kind].name, dlpy_kinds[kind].name);
@@ -82,7 +166,10 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
                      func, op == DLSCAN_SUM ? "sum" : "scan", dlpy_kinds[in.kind].name);
         goto done;
     }
-    if (out == Py_None && dlpy_array_new(&result, x, in.n, kind, func, "out", &place) < 0)
+    if (out == Py_None && (along && in.ndim > 1
+                               ? dlpy_array_new_shaped(&result, x, in.ndim, in.shape, kind, func,
+                                                       "out", &place)
+                               : dlpy_array_new(&result, x, in.n, kind, func, "out", &place)) < 0)
         goto done;
 
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
@@ -106,6 +193,12 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         a.d_total = sum.data;
     }
 
+    if (along && (a.d_init || total != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: %s with axis: scans along an axis take initial "
+                     "as a number, which starts every scan, and leave no total", func,
+                     a.d_init ? "initial as an array" : "total");
+        goto done;
+    }
     if ((keys != Py_None || offsets != Py_None) && (a.d_init || total != Py_None)) {
         PyErr_Format(PyExc_ValueError, "dlscan.%s: %s with %s: a segmented scan takes initial as "
                      "a number, which starts every segment, and leaves no total", func,
@@ -155,6 +248,10 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
     a.out_type = dlpy_type(kind);
     a.op = op;
     a.exclusive = exclusive;
+    if (along && in.n > 0) { /* (no items: nothing to scan along) */
+        a.axis_length = axis_length;
+        a.axis_stride = axis_stride;
+    }
     dlscan_status status;
     Py_BEGIN_ALLOW_THREADS
     status = dlscan_scan(h, &a, (cudaStream_t)place.handle);
@@ -176,19 +273,19 @@ done:
 PyObject *dlpy_cumsum(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOpOOpOOO:cumsum");
+    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOOpOOpOOO:cumsum");
 }
 
 PyObject *dlpy_cummin(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOpOOpOOO:cummin");
+    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOOpOOpOOO:cummin");
 }
 
 PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOpOOpOOO:cummax");
+    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOOpOOpOOO:cummax");
 }
 
 PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -200,7 +297,7 @@ PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     dlpy_place place = {.device = DLPY_HOST};
     dlpy_array in = DLPY_ARRAY_EMPTY;
-    if (dlpy_array_take(&in, x, "reserve", "x", &place, 1, 0) < 0)
+    if (dlpy_array_take_nd(&in, x, "reserve", "x", &place, 1, 0) < 0)
         return NULL;
     PyObject *returned = NULL;
     int previous_device = -1;

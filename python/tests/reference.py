@@ -1,6 +1,6 @@
 """reference.py: what the tests check dlscan against, written with NumPy alone (no dlscan
-code): scans with an initial value and exclusive scans, segmented scans, the compaction calls, and bfloat16
-rounding; plus random data and DLPack wrappers for the tests."""
+code): scans with an initial value and exclusive scans, scans along an axis, segmented scans, the
+compaction calls, and bfloat16 rounding; plus random data and DLPack wrappers for the tests."""
 
 import ctypes
 
@@ -59,6 +59,23 @@ def scan(x, op, out_dtype, exclusive=False, initial=None):
         running = ufunc.accumulate(seq, dtype=acc) if op == "sum" else ufunc.accumulate(seq)
     result = running[:-1] if exclusive else running[1:]
     return result.astype(out_dtype)
+
+
+def axis_scan(x, op, out_dtype, axis, exclusive=False, initial=None):
+    """scan() along dimension axis of x, every scan starting from initial: an array of x's shape
+    (of shape (1,) for a 0-d x, as numpy.cumsum gives)."""
+    x = np.asarray(x).reshape(np.shape(x) or (1,))
+    acc = accumulator(out_dtype)
+    y = np.moveaxis(x.astype(out_dtype).astype(acc), axis, -1)
+    start = identity(op, out_dtype) if initial is None else np.array(initial, out_dtype)
+    first = np.full(y.shape[:-1] + (1,), start, out_dtype).astype(acc)
+    seq = np.concatenate([first, y], axis=-1)
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    with np.errstate(over="ignore"):
+        running = (ufunc.accumulate(seq, axis=-1, dtype=acc) if op == "sum"
+                   else ufunc.accumulate(seq, axis=-1))
+    result = running[..., :-1] if exclusive else running[..., 1:]
+    return np.moveaxis(result.astype(out_dtype), -1, axis)
 
 
 def runs(x):

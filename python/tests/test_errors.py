@@ -1,6 +1,7 @@
 """test_errors.py: what dlscan says about bad input, before anything runs: arrays that are not
-one-dimensional and contiguous, types it does not take, read-only and mismatched outputs,
-bad values and options; and a failed C call as a Python exception with the C message."""
+one-dimensional and contiguous (the scans take N-D arrays: test_scan.py's axis tests), types it
+does not take, read-only and mismatched outputs, bad values and options; and a failed C call
+as a Python exception with the C message."""
 
 import numpy as np
 import pytest
@@ -13,12 +14,17 @@ SCANS = [dlscan.cumsum, dlscan.cummin, dlscan.cummax]
 
 @pytest.mark.parametrize("scan", SCANS)
 def test_not_one_dimensional(scan):
-    with pytest.raises(ValueError, match="x is 2-dimensional"):
-        scan(np.zeros((3, 4), np.int32))
-    with pytest.raises(ValueError, match="x is 0-dimensional"):
-        scan(np.array(5, np.int32))
-    with pytest.raises(ValueError, match="out is 2-dimensional"):
+    """The scans take N-D arrays (flattened with axis=None, as NumPy does), but their out= is
+    then one-dimensional; compaction takes one-dimensional arrays alone."""
+    with pytest.raises(ValueError, match=r"out has shape \(3, 4\); with axis=None the scan of x "
+                                         r"flattened is one-dimensional, \(12,\)"):
         scan(np.zeros(12, np.int32), out=np.zeros((3, 4), np.int32))
+    with pytest.raises(ValueError, match="x is 2-dimensional; dlscan takes one-dimensional"):
+        dlscan.unique(np.zeros((3, 4), np.int32))
+    with pytest.raises(ValueError, match="x is 0-dimensional"):
+        dlscan.select(np.array(5, np.int32), predicate=">", value=3)
+    with pytest.raises(ValueError, match="keys is 2-dimensional"):
+        scan(np.zeros(12, np.int32), keys=np.zeros((3, 4), np.int32))
 
 
 def test_not_contiguous():

@@ -3,16 +3,16 @@ and operator against a host reference and against torch.cumsum / cupy.cumsum, si
 GPU's tile edges and past the persistent kernel's start, initial values and chained totals on
 the device, non-default streams (the producer's current stream and stream=), a captured CUDA
 graph replayed on fresh data, the compaction calls, deterministic float sums, both doors
-(__dlpack__ and __cuda_array_interface__), segmented scans by keys and by offsets, and bad
-input. Skipped where dlscan has no GPU
-backend or no CUDA device and library is there."""
+(__dlpack__ and __cuda_array_interface__), segmented scans by keys and by offsets, scans along
+the last axis (rows) of N-D tensors and arrays against torch.cumsum / cupy.cumsum, and bad
+input. Skipped where dlscan has no GPU backend or no CUDA device and library is there."""
 
 import numpy as np
 import pytest
 
 import dlscan
-from reference import (COMPACT_TYPES, INTEGERS, OPS, TYPES, key_segments, random_array,
-                       reduce_by_key, runs, scan, segmented_scan)
+from reference import (COMPACT_TYPES, INTEGERS, OPS, TYPES, axis_scan, key_segments,
+                       random_array, reduce_by_key, runs, scan, segmented_scan)
 
 if not dlscan.has_gpu_backend():
     pytest.skip("dlscan was built without the GPU backend", allow_module_level=True)
@@ -382,8 +382,8 @@ def test_bad_input_writes_nothing():
     """Each refusal raises before anything runs: the outputs keep their poison."""
     x = torch.arange(1000, dtype=torch.int32, device="cuda")
     out = torch.full((1000,), -7, dtype=torch.int32, device="cuda")
-    with pytest.raises(ValueError, match="one-dimensional"):
-        dlscan.cumsum(x.reshape(10, 100))
+    with pytest.raises(ValueError, match="a scan along an axis writes x's shape"):
+        dlscan.cumsum(x.reshape(10, 100), axis=0, out=out)
     with pytest.raises(ValueError, match="contiguous"):
         dlscan.cumsum(x[::2])
     with pytest.raises(ValueError):
@@ -440,3 +440,86 @@ def test_segments_on_another_device_than_x_are_refused(rng):
     x = on_gpu(np.arange(10, dtype=np.int32))
     with pytest.raises(ValueError):
         dlscan.cumsum(x, keys=np.zeros(10, np.int32))
+
+
+# ---------------------------------------------------------------- along an axis
+
+# Rows (axis=-1) of lengths around the GPU's tiles, few rows and many.
+ROW_SHAPES = [(1, 1), (3, 1), (5, 4095), (7, 4097), (1000, 33), (2, 3, 1000), (3, 1_000_003),
+              (0, 5), (4, 0)]
+
+
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.float64])
+def test_rows_against_torch(shape, dtype):
+    """cumsum, cummin and cummax along the last axis, against torch.cumsum / cummin / cummax
+    along it (the data's float sums are exact)."""
+    x = torch_random(dtype, int(np.prod(shape))).reshape(shape)
+    got = dlscan.cumsum(x, axis=-1, dtype=dtype)
+    assert got.shape == x.shape and got.dtype == dtype and got.device == x.device
+    assert torch.equal(got, torch.cumsum(x, -1, dtype=dtype))
+    # numpy.cumsum's type without dtype=: int32 sums widen to int64, as torch.cumsum's do
+    assert torch.equal(dlscan.cumsum(x, axis=len(shape) - 1), torch.cumsum(x, -1))
+    if x.numel():
+        assert torch.equal(dlscan.cummin(x, axis=-1), torch.cummin(x, -1).values)
+        assert torch.equal(dlscan.cummax(x, axis=-1), torch.cummax(x, -1).values)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_rows_exclusive_and_initial(rng, op, exclusive):
+    """Every row starts from initial, inclusive and exclusive, into out= and in place."""
+    x_host = random_array(rng, "int64", 300 * 5001).reshape(300, 5001)
+    expected = axis_scan(x_host, op, "int64", -1, exclusive, 9)
+    out = torch.empty(x_host.shape, dtype=torch.int64, device="cuda")
+    got = FUNCTIONS[op](on_gpu(x_host), axis=1, out=out, exclusive=exclusive, initial=9)
+    assert got is out
+    np.testing.assert_array_equal(host(got), expected)
+    x = on_gpu(x_host)
+    FUNCTIONS[op](x, axis=-1, out=x, exclusive=exclusive, initial=9)
+    np.testing.assert_array_equal(host(x), expected)
+
+
+def test_one_dimensional_along_its_axis(rng):
+    x_host = random_array(rng, "float32", 1_000_003)
+    for axis in (0, -1):
+        np.testing.assert_array_equal(host(dlscan.cumsum(on_gpu(x_host), axis=axis)),
+                                      scan(x_host, "sum", "float32"))
+
+
+def test_every_axis_against_torch(rng):
+    """Every axis of 2-D and 3-D tensors (strides over 1: the column kernel) against
+    torch.cumsum, cummin and cummax, with and without out=."""
+    for shape in ((1000, 37), (3, 700, 2), (5, 9, 300), (2, 4099, 17)):
+        x_host = random_array(rng, "int32", int(np.prod(shape))).reshape(shape)
+        x = on_gpu(x_host)
+        for axis in range(-len(shape), len(shape)):
+            out = torch.full(x.shape, -7, dtype=torch.int64, device="cuda")
+            dlscan.cumsum(x, axis=axis, out=out)
+            assert torch.equal(out, torch.cumsum(x, axis))
+            assert torch.equal(dlscan.cummin(x, axis=axis), torch.cummin(x, axis).values)
+            assert torch.equal(dlscan.cummax(x, axis=axis), torch.cummax(x, axis).values)
+
+
+def test_rows_of_tensors_that_are_not_c_contiguous():
+    x = torch.arange(1000, dtype=torch.int32, device="cuda").reshape(10, 100)
+    with pytest.raises(ValueError, match="x is not C-contiguous.*x.contiguous"):
+        dlscan.cumsum(x.t(), axis=-1)
+    with pytest.raises(ValueError, match="x is not C-contiguous"):
+        dlscan.cumsum(x[:, ::2], axis=-1)
+    assert torch.equal(dlscan.cumsum(x.t().contiguous(), axis=-1), torch.cumsum(x.t(), -1))
+    with pytest.raises(np.exceptions.AxisError):
+        dlscan.cumsum(x, axis=2)
+
+
+@needs_cupy
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_rows_against_cupy(rng, shape, dtype):
+    x = cupy.asarray(random_array(rng, dtype, int(np.prod(shape))).reshape(shape))
+    got = dlscan.cumsum(x, axis=-1)
+    assert isinstance(got, cupy.ndarray) and got.shape == x.shape
+    expected = cupy.cumsum(x, axis=-1)
+    assert got.dtype == expected.dtype and bool(cupy.all(got == expected))
+    assert bool(cupy.all(dlscan.cummax(x, axis=-1, exclusive=True, initial=0) ==
+                         cupy.asarray(axis_scan(x.get(), "max", dtype, -1, True, 0))))

@@ -1,7 +1,8 @@
 """test_scan.py: dlscan.cumsum, cummin and cummax on NumPy arrays (the CPU backend) against
 NumPy: every type and operator, inclusive and exclusive, sizes around the CPU tile, every
 type pair, initial values (numbers and one-item arrays), totals and chaining, in place, the
-DLPack door (bfloat16 included), and segmented scans by keys and by offsets."""
+DLPack door (bfloat16 included), segmented scans by keys and by offsets, and scans along an
+axis of N-D arrays (axis=) against numpy.cumsum and numpy.minimum / maximum.accumulate."""
 
 import array
 import concurrent.futures
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 
 import dlscan
-from reference import (FLOATS, INTEGERS, OPS, SIZES, TYPES, DLPackOnly, bfloat16_to_float32,
-                       float32_to_bfloat16, key_segments, random_array, scan, segmented_scan)
+from reference import (FLOATS, INTEGERS, OPS, SIZES, TYPES, DLPackOnly, axis_scan,
+                       bfloat16_to_float32, float32_to_bfloat16, key_segments, random_array, scan,
+                       segmented_scan)
 
 FUNCTIONS = {"sum": dlscan.cumsum, "min": dlscan.cummin, "max": dlscan.cummax}
 
@@ -295,3 +297,141 @@ def test_segmented_errors():
         dlscan.cumsum(x, offsets=np.array([0, 10]), total=np.zeros(1, np.int64))
     with pytest.raises(dlscan.ArgumentError, match="must rise"):
         dlscan.cumsum(x, offsets=np.array([0, 8, 4, 10]))
+
+
+# ---------------------------------------------------------------- along an axis (axis=)
+
+# Shapes with extents of 1 and 0, 0-d, and some past the CPU's tile (65536 items) along the
+# axis and across it.
+AXIS_SHAPES = [(), (7,), (0,), (1,), (3, 5), (1, 4), (4, 1), (0, 3), (3, 0), (2, 3, 4), (3, 1, 5),
+               (2, 0, 3), (1, 1, 1), (3, 70_001), (70_001, 3), (2, 33_000, 3)]
+# Every axis of each, negative ones too (a 0-d array has one, as numpy.cumsum counts).
+SHAPE_AXES = [(shape, axis) for shape in AXIS_SHAPES
+              for axis in range(-max(len(shape), 1), max(len(shape), 1))]
+AXIS_TYPES = ["int8", "int32", "int64", "float32", "float64"]
+NUMPY_SCANS = {"sum": np.cumsum, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
+
+
+def random_shaped(rng, dtype, shape):
+    return random_array(rng, dtype, int(np.prod(shape))).reshape(shape)
+
+
+@pytest.mark.parametrize("shape,axis", SHAPE_AXES, ids=str)
+@pytest.mark.parametrize("dtype", AXIS_TYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_along_an_axis(rng, op, dtype, shape, axis):
+    """Against NumPy's own scan along the axis: the same values, shape and type (cumsum widens
+    int8 and int32 to int64 as numpy.cumsum does)."""
+    x = random_shaped(rng, dtype, shape)
+    result = FUNCTIONS[op](x, axis=axis)
+    # (numpy.minimum.accumulate takes no 0-d array: it is one item, as numpy.cumsum says)
+    expected = NUMPY_SCANS[op](x.reshape(shape or (1,)), axis=axis)
+    assert isinstance(result, np.ndarray)
+    assert result.shape == expected.shape and result.dtype == expected.dtype
+    np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("shape,axis", SHAPE_AXES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_along_an_axis_exclusive_and_initial(rng, op, shape, axis, exclusive):
+    """Every scan along the axis starts from initial (a number), inclusive and exclusive."""
+    for dtype, out_dtype in [("int16", "int32"), ("float64", "float64")]:
+        x = random_shaped(rng, dtype, shape)
+        for initial in (None, 3):
+            result = FUNCTIONS[op](x, axis=axis, dtype=out_dtype, exclusive=exclusive,
+                                   initial=initial)
+            assert result.dtype == np.dtype(out_dtype)
+            np.testing.assert_array_equal(
+                result, axis_scan(x, op, out_dtype, axis, exclusive, initial))
+
+
+@pytest.mark.parametrize("shape", [(), (4, 5), (2, 3, 4), (0, 3)], ids=str)
+def test_axis_none_flattens(rng, shape):
+    """axis=None (the default) scans x flattened into a 1-D output, as numpy.cumsum does; a
+    0-d array is one item."""
+    x = random_shaped(rng, "int32", shape)
+    for result in (dlscan.cumsum(x), dlscan.cumsum(x, axis=None)):
+        assert result.shape == (x.size,) and result.dtype == np.int64
+        np.testing.assert_array_equal(result, np.cumsum(x))
+    np.testing.assert_array_equal(dlscan.cummax(x, exclusive=True, initial=0),
+                                  scan(x.reshape(-1), "max", "int32", True, 0))
+    out = np.empty(x.size, np.int64)
+    assert dlscan.cumsum(x, out=out) is out
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_axis_out_and_in_place(rng):
+    x = random_shaped(rng, "int64", (30, 40, 50))
+    for axis in (0, 1, 2, -1):
+        out = np.empty_like(x)
+        assert dlscan.cummin(x, axis=axis, out=out) is out
+        np.testing.assert_array_equal(out, np.minimum.accumulate(x, axis=axis))
+        wider = np.empty(x.shape, np.float64)
+        dlscan.cumsum(x.astype(np.int32), axis=axis, out=wider)  # out= sets the type
+        np.testing.assert_array_equal(wider, np.cumsum(x.astype(np.int32), axis=axis, dtype=np.float64))
+    y = x.copy()
+    assert dlscan.cumsum(y, axis=1, out=y) is y
+    np.testing.assert_array_equal(y, np.cumsum(x, axis=1))
+    # A 0-d x along axis 0: one item, as for NumPy.
+    np.testing.assert_array_equal(dlscan.cumsum(np.array(5, np.int8), axis=0), [5])
+    assert dlscan.cumsum(np.array(5, np.int8), axis=-1).shape == (1,)
+
+
+def test_axis_through_other_doors(rng):
+    """N-D arrays through DLPack (PyTorch's CPU tensors) and through memoryviews."""
+    x = random_shaped(rng, "int32", (6, 7, 8))
+    out = np.empty(x.shape, np.int64)
+    dlscan.cumsum(DLPackOnly(x), axis=1, out=DLPackOnly(out))
+    np.testing.assert_array_equal(out, np.cumsum(x, axis=1))
+    result = dlscan.cummax(memoryview(x), axis=0)
+    assert isinstance(result, memoryview) and result.shape == (6, 7, 8)
+    np.testing.assert_array_equal(np.asarray(result), np.maximum.accumulate(x, axis=0))
+    assert dlscan.reserve(x) is None
+
+
+def test_axis_errors():
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    for axis in (3, -4, 2**70):
+        with pytest.raises(np.exceptions.AxisError, match="out of bounds for array of dimension 3"):
+            dlscan.cumsum(x, axis=axis)
+    with pytest.raises(IndexError):  # as numpy.cumsum's AxisError is
+        dlscan.cummax(np.array(5), axis=1)
+    with pytest.raises(TypeError):
+        dlscan.cumsum(x, axis=1.0)
+    with pytest.raises(TypeError):
+        dlscan.cumsum(x, axis=True)
+    with pytest.raises(TypeError):
+        dlscan.cumsum(x, axis=(0, 1))
+    with pytest.raises(ValueError, match="axis with keys"):
+        dlscan.cumsum(x, axis=0, keys=np.zeros(24, np.int32))
+    with pytest.raises(ValueError, match="axis with offsets"):
+        dlscan.cumsum(x, axis=0, offsets=np.array([0, 24]))
+    with pytest.raises(ValueError, match="total with axis"):
+        dlscan.cumsum(x, axis=0, total=np.zeros(1, np.int64))
+    with pytest.raises(ValueError, match="initial as an array with axis"):
+        dlscan.cumsum(x, axis=0, initial=np.zeros(1, np.int64))
+    with pytest.raises(ValueError, match=r"out has shape \(24,\); a scan along an axis writes "
+                                         r"x's shape, \(2, 3, 4\)"):
+        dlscan.cumsum(x, axis=0, out=np.zeros(24, np.int64))
+    with pytest.raises(ValueError, match=r"out has shape \(2, 3, 4\); with axis=None"):
+        dlscan.cumsum(x, out=np.zeros((2, 3, 4), np.int64))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_axis_not_c_contiguous(axis):
+    """Arrays whose items are not in C order are refused, saying how to copy them; those that
+    are, whatever the strides of their extents of 1, are taken."""
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    fix = r"numpy.ascontiguousarray\(x\) or x.contiguous\(\)"
+    for bad in (x.transpose(), x[:, ::2], x[..., 1:], np.asfortranarray(x), x[::-1]):
+        with pytest.raises(ValueError, match="x is not C-contiguous.*" + fix):
+            dlscan.cumsum(bad, axis=axis)
+        with pytest.raises(ValueError, match="not C-contiguous"):
+            dlscan.cumsum(DLPackOnly(bad), axis=axis, out=DLPackOnly(np.empty(bad.shape, np.float32)))
+    with pytest.raises(ValueError, match="out is not C-contiguous"):
+        dlscan.cumsum(x, axis=axis if axis is not None else 0,
+                      out=np.empty((5, 4, 3), np.float32).transpose())
+    for good in (x[1:2], x[:1, 1:2, :], np.asfortranarray(x[:, :1, :1]), x[:0].transpose()):
+        expected = np.cumsum(good, axis=axis)
+        np.testing.assert_array_equal(dlscan.cumsum(good, axis=axis), expected)
