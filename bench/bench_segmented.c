@@ -348,22 +348,12 @@ typedef struct host_data {
     void *want, *got;
 } host_data;
 
-/* Runs variant v once into a poisoned d_out and copies its output to `to`. Returns 1 if the
- * call went. */
+/* Runs variant v once into a poisoned d_out and copies its output to `to` (timing.c). Returns 1
+ * if the call went. */
 static int run_into(const row_calls *c, int v, size_t n, cudaStream_t stream, void *to)
 {
-    const size_t bytes = n * test_type_size(c->o->type);
-    CUDA_CHECK(cudaMemsetAsync(c->d_out, TEST_POISON_BYTE, bytes, stream));
-    const int error = run_variant(c, v, n, stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (error) {
-        fprintf(stderr, "bench_segmented: %s, n = %zu: the checked call failed: %s\n", variant_names[v], n,
-                cudaGetErrorString((cudaError_t)error));
-        (void)cudaGetLastError();
-        return 0;
-    }
-    CUDA_CHECK(cudaMemcpy(to, c->d_out, bytes, cudaMemcpyDeviceToHost));
-    return 1;
+    return bench_run_poisoned(run_variant, c, v, n, c->d_out, n * test_type_size(c->o->type),
+                              TEST_POISON_BYTE, to, stream, "bench_segmented", variant_names[v]);
 }
 
 /* The guard, after the row's timing: CUB's output (checked against the reference where
@@ -413,19 +403,13 @@ static int check_row(const row_calls *c, row *r, const host_data *d, int check_c
 
 static void print_us(FILE *f, const row *r, int v)
 {
-    if (r->valid[v])
-        fprintf(f, " %.2f |", r->us[v]);
-    else
-        fprintf(f, " %s |", v == DLSCAN && r->wrong ? "WRONG" : "-");
+    bench_cell_us(f, r->valid[v], r->us[v], v == DLSCAN && r->wrong ? "WRONG" : "-");
 }
 
 /* "1.234" or "-" where either time is missing: a / b as times, so b's speed over a's. */
 static void print_ratio(FILE *f, const row *r, int over, int under)
 {
-    if (r->valid[over] && r->valid[under])
-        fprintf(f, " %.3f |", r->us[over] / r->us[under]);
-    else
-        fprintf(f, " - |");
+    bench_cell_ratio(f, r->valid[over] && r->valid[under], r->us[over], r->us[under]);
 }
 
 static void print_csv(FILE *csv, const options *o, const row *r)

@@ -3,17 +3,24 @@
 // inclusive sum into a wider type for bench_pairs.c (pairs.h: six pairs, nothing more, as
 // each costs compile time), cub::DeviceSelect, DeviceRunLengthEncode and
 // DeviceReduce::ReduceByKey for bench_compact.c (int32 and int64 items; reduce-by-key sums
-// with int32 / int32, int64 / int64 and int32 / float64 keys / values), and
+// with int32 / int32, int64 / int64 and int32 / float64 keys / values),
 // DeviceScan::InclusiveSumByKey and InclusiveScanByKey for bench_segmented.c (int32 and int64
-// keys; int32, int64, float32 and float64 values). The one C++ file of dlscan; built only
-// where CUB headers are found. Scan counts are passed as int, as a CUB user would for the
-// bench's sizes (up to 2^30); compaction counts as 64-bit integers, but run-length
-// encoding's, which CUB takes as an int.
+// keys; int32, int64, float32 and float64 values), and cub::DeviceSegmentedScan over offsets
+// for bench_axis.c (int32, int64, float32 and float64 items; CUB 3.3 and newer, which a newer
+// CCCL's headers give through -Dcccl_include: with the toolkit's older CUB the call reports
+// cudaErrorNotSupported). The one C++ file of dlscan; built only where CUB headers are found.
+// Scan counts are passed as int, as a CUB user would for the bench's sizes (up to 2^30);
+// compaction counts as 64-bit integers, but run-length encoding's, which CUB takes as an int;
+// segment counts as CUB's int64.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cub/version.cuh>
+#if CUB_VERSION >= 300300 // DeviceSegmentedScan first appears in CUB 3.3.0
+#include <cub/device/device_segmented_scan.cuh>
+#define BENCH_HAVE_SEGMENTED_SCAN 1
+#endif
 #include <cuda/functional>
 #include <cuda/std/functional>
 #include <cuda/std/limits>
@@ -306,4 +313,73 @@ extern "C" int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_typ
     default: break;
     }
     return (int)cudaErrorNotSupported;
+}
+
+#ifdef BENCH_HAVE_SEGMENTED_SCAN
+namespace {
+
+// The segmented scan of bench_axis.c: segment k is the T items begin[k] .. end[k] - 1, scanned
+// from the operator's identity (exclusive: out[begin[k]] is the identity, as dlscan's exclusive
+// scans without init); CUB gives each segment one block.
+template <typename T>
+cudaError_t segmented_scan(dlscan_op op, int exclusive, void *temp, size_t &bytes, const void *in,
+                           void *out, const size_t *begin, const size_t *end, size_t num_segments,
+                           cudaStream_t stream)
+{
+    using cub::DeviceSegmentedScan;
+    const T *x = static_cast<const T *>(in);
+    T *y = static_cast<T *>(out);
+    const auto count = static_cast<::cuda::std::int64_t>(num_segments);
+    const T init = identity_of<T>(op);
+    switch (op) {
+    case DLSCAN_SUM:
+        return exclusive ? DeviceSegmentedScan::ExclusiveSegmentedSum(temp, bytes, x, y, begin, end,
+                                                                      count, stream)
+                         : DeviceSegmentedScan::InclusiveSegmentedSum(temp, bytes, x, y, begin, end,
+                                                                      count, stream);
+    case DLSCAN_MIN:
+        return exclusive ? DeviceSegmentedScan::ExclusiveSegmentedScan(temp, bytes, x, y, begin, end, count,
+                                                                       cuda::minimum<>{}, init, stream)
+                         : DeviceSegmentedScan::InclusiveSegmentedScan(temp, bytes, x, y, begin, end, count,
+                                                                       cuda::minimum<>{}, stream);
+    case DLSCAN_MAX:
+        return exclusive ? DeviceSegmentedScan::ExclusiveSegmentedScan(temp, bytes, x, y, begin, end, count,
+                                                                       cuda::maximum<>{}, init, stream)
+                         : DeviceSegmentedScan::InclusiveSegmentedScan(temp, bytes, x, y, begin, end, count,
+                                                                       cuda::maximum<>{}, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+} // namespace
+#endif
+
+extern "C" int bench_cub_segmented_scan(dlscan_type type, dlscan_op op, int exclusive, void *temp,
+                                        size_t *temp_bytes, const void *in, void *out,
+                                        const size_t *begin_offsets, const size_t *end_offsets,
+                                        size_t num_segments, cudaStream_t stream)
+{
+#ifdef BENCH_HAVE_SEGMENTED_SCAN
+    size_t &bytes = *temp_bytes;
+    switch (type) {
+    case DLSCAN_INT32:
+        return (int)segmented_scan<int>(op, exclusive, temp, bytes, in, out, begin_offsets, end_offsets,
+                                        num_segments, stream);
+    case DLSCAN_INT64:
+        return (int)segmented_scan<long long>(op, exclusive, temp, bytes, in, out, begin_offsets,
+                                              end_offsets, num_segments, stream);
+    case DLSCAN_FLOAT32:
+        return (int)segmented_scan<float>(op, exclusive, temp, bytes, in, out, begin_offsets,
+                                          end_offsets, num_segments, stream);
+    case DLSCAN_FLOAT64:
+        return (int)segmented_scan<double>(op, exclusive, temp, bytes, in, out, begin_offsets,
+                                           end_offsets, num_segments, stream);
+    default: break;
+    }
+    return (int)cudaErrorNotSupported;
+#else
+    (void)type, (void)op, (void)exclusive, (void)temp, (void)temp_bytes, (void)in, (void)out;
+    (void)begin_offsets, (void)end_offsets, (void)num_segments, (void)stream;
+    return (int)cudaErrorNotSupported; // CUB before 3.3 has no DeviceSegmentedScan
+#endif
 }

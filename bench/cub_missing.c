@@ -32,3 +32,13 @@ int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_type, dlscan_o
     (void)values, (void)out, (void)n, (void)stream;
     return 801; /* cudaErrorNotSupported */
 }
+
+int bench_cub_segmented_scan(dlscan_type type, dlscan_op op, int exclusive, void *temp,
+                             size_t *temp_bytes, const void *in, void *out,
+                             const size_t *begin_offsets, const size_t *end_offsets,
+                             size_t num_segments, cudaStream_t stream)
+{
+    (void)type, (void)op, (void)exclusive, (void)temp, (void)temp_bytes, (void)in, (void)out;
+    (void)begin_offsets, (void)end_offsets, (void)num_segments, (void)stream;
+    return 801; /* cudaErrorNotSupported */
+}

@@ -1,12 +1,14 @@
 /*
- * host.h: host-side helpers that bench_compact.c and bench_segmented.c share: a name's index in
- * a list (option parsing), and the first item where two arrays differ (checking a call's output
- * against the reference). Plain C.
+ * host.h: host-side helpers that bench_compact.c, bench_segmented.c and bench_axis.c share: a
+ * name's index in a list (option parsing), the first item where two arrays differ (checking a
+ * call's output against the reference), and the cells of their markdown tables (a time, a
+ * ratio of two times). Plain C.
  */
 #ifndef DLSCAN_BENCH_HOST_H
 #define DLSCAN_BENCH_HOST_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The index of name in names (count of them), or -1. */
@@ -33,6 +35,25 @@ static inline size_t bench_first_difference(const void *a, const void *b, size_t
                 return start + i;
     }
     return n;
+}
+
+/* A markdown cell: a time per call in us, or `missing` where the variant has none. */
+static inline void bench_cell_us(FILE *f, int valid, double us, const char *missing)
+{
+    if (valid)
+        fprintf(f, " %.2f |", us);
+    else
+        fprintf(f, " %s |", missing);
+}
+
+/* A markdown cell: over / under as times (under's calls per second over over's), or "-" where
+ * either time is missing (valid == 0). */
+static inline void bench_cell_ratio(FILE *f, int valid, double over, double under)
+{
+    if (valid)
+        fprintf(f, " %.3f |", over / under);
+    else
+        fprintf(f, " - |");
 }
 
 #endif /* DLSCAN_BENCH_HOST_H */

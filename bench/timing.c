@@ -1,6 +1,7 @@
 /*
  * timing.c: the GPU benches' timing of back-to-back calls between CUDA events, variants
- * alternating round by round (timing.h says the method).
+ * alternating round by round (timing.h says the method), and the correctness guard's call into
+ * a poisoned output.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime (stats.h) */
 
@@ -86,4 +87,21 @@ int bench_time_variants(const bench_timer *t, bench_run_fn run, const void *cont
             host_us[v] = bench_median(host_samples[v], repeats);
         }
     return failed;
+}
+
+int bench_run_poisoned(bench_run_fn run, const void *context, int v, size_t n, void *d_out,
+                       size_t out_bytes, int poison, void *to, cudaStream_t stream,
+                       const char *program, const char *name)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, poison, out_bytes, stream));
+    const int error = run(context, v, n, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (error) {
+        fprintf(stderr, "%s: %s, n = %zu: the checked call failed: %s\n", program, name, n,
+                cudaGetErrorString((cudaError_t)error));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    CUDA_CHECK(cudaMemcpy(to, d_out, out_bytes, cudaMemcpyDeviceToHost));
+    return 1;
 }

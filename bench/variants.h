@@ -58,6 +58,19 @@ int bench_cub_scan_by_key(dlscan_type key_type, dlscan_type value_type, dlscan_o
                           size_t *temp_bytes, const void *keys, const void *values, void *out,
                           size_t n, cudaStream_t stream);
 
+/* CUB's segmented scan over offsets for bench_axis.c (cub.cu): cub::DeviceSegmentedScan's
+ * InclusiveSegmentedSum and ExclusiveSegmentedSum (sum), InclusiveSegmentedScan and
+ * ExclusiveSegmentedScan (min and max: cuda::minimum, cuda::maximum; the exclusive one from the
+ * operator's identity) of type (int32, int64, float32, float64) items. Segment k is the items
+ * begin_offsets[k] .. end_offsets[k] - 1, k < num_segments, the offsets in device memory; CUB
+ * gives each segment one block. temp == NULL asks for *temp_bytes. Returns a cudaError_t:
+ * cudaErrorNotSupported for other types, with a CUB older than 3.3 (the toolkit's, where
+ * -Dcccl_include names no newer CCCL) and without CUB. */
+int bench_cub_segmented_scan(dlscan_type type, dlscan_op op, int exclusive, void *temp,
+                             size_t *temp_bytes, const void *in, void *out,
+                             const size_t *begin_offsets, const size_t *end_offsets,
+                             size_t num_segments, cudaStream_t stream);
+
 /* The seed algorithms as baselines (baselines.cu): sets *count, returns the array. */
 const bench_variant *bench_baseline_variants(int *count);
 
