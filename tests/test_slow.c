@@ -3,7 +3,8 @@
  * scans of more than 2^32 items, in place, one of uint8 items into int32 (dlscan_scan,
  * with d_total), segmented scans in place with a segment longer than 2^32 items, by
  * offsets and by keys, and compactions of more than 2^32 items in place (select_if,
- * run-length encoding, persistent and one block per tile); each checked chunk by chunk against
+ * run-length encoding, persistent and one block per tile), and scans along an axis in place
+ * (rows longer than 2^32 items, columns past 2^32 items); each checked chunk by chunk against
  * a running reference. Values come from a counter-based generator, so the check regenerates
  * them instead of keeping a copy of the input.
  */
@@ -276,6 +277,77 @@ Test(slow, int32_sum_by_offsets_past_2_pow_32_in_place, .timeout = 3600)
 Test(slow, uint64_exclusive_sum_by_uint8_keys_past_2_pow_32_in_place, .timeout = 3600)
 {
     scan_huge_segmented((1ull << 32) + (1ull << 21) + 777, DLSCAN_UINT64, 1, 1);
+}
+
+/* ---------------------------------------------------------------- along an axis */
+
+/* n int32 items, arrays [n / (length x stride)][length][stride], scanned in place along the
+ * middle axis as sums with each scan's total in d_totals, and checked: every scan's running
+ * sum (one per column of the current array, wrapping modulo 2^32) and its total. */
+static void scan_huge_axis(size_t n, size_t length, size_t stride)
+{
+    const size_t scans = n / length;
+    dlscan_handle_t h = huge_handle(n * 4 + scans * 4);
+    const uint64_t seed = test_seed();
+    uint32_t *d = NULL, *d_totals = NULL;
+    cr_assert_eq(cudaMalloc((void **)&d, n * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&d_totals, scans * 4), cudaSuccess);
+    uint32_t *chunk = malloc(CHUNK * 4), *running = calloc(stride, 4), *totals = malloc(scans * 4);
+    cr_assert(chunk && running && totals);
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        for (size_t i = 0; i < count; ++i)
+            chunk[i] = (uint32_t)value_at(seed, first + i);
+        cr_assert_eq(cudaMemcpy(d + first, chunk, count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = a.d_out = d;
+    a.n = n;
+    a.axis_length = length;
+    a.axis_stride = stride;
+    a.d_totals = d_totals;
+    cr_assert_eq(dlscan_scan(h, &a, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(totals, d_totals, scans * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+
+    for (size_t first = 0; first < n; first += CHUNK) {
+        const size_t count = n - first < CHUNK ? n - first : CHUNK;
+        cr_assert_eq(cudaMemcpy(chunk, d + first, count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t i = 0; i < count; ++i) {
+            const size_t g = first + i, j = g % stride, k = g / stride % length;
+            if (k == 0)
+                running[j] = 0;
+            running[j] += (uint32_t)value_at(seed, g);
+            cr_assert_eq(chunk[i], running[j], "item %zu of %zu (row %zu, column %zu): got %u, want %u",
+                         g, n, k, j, chunk[i], running[j]);
+            if (k + 1 == length) {
+                const size_t scan = g / (length * stride) * stride + j;
+                cr_assert_eq(totals[scan], running[j], "total %zu: got %u, want %u", scan, totals[scan],
+                             running[j]);
+            }
+        }
+    }
+    free(chunk);
+    free(running);
+    free(totals);
+    cudaFree(d);
+    cudaFree(d_totals);
+    dlscan_destroy(h);
+}
+
+/* Two rows of 2^32 + 3 items: a row longer than 2^32, heads past it. */
+Test(slow, int32_rows_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_axis(2 * ((1ull << 32) + 3), (1ull << 32) + 3, 1);
+}
+
+/* Columns past 2^32 items: three of (2^32 + 12) / 3 rows (the narrow kernel), and 300 (a strip
+ * of 256 and one of 44) in two arrays. */
+Test(slow, int32_columns_past_2_pow_32_in_place, .timeout = 3600)
+{
+    scan_huge_axis(3 * (((1ull << 32) + 12) / 3), ((1ull << 32) + 12) / 3, 3);
+    scan_huge_axis(300ull * 2 * 7158282, 7158282, 300);
 }
 
 /* ---------------------------------------------------------------- compaction */
