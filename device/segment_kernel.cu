@@ -1,19 +1,21 @@
 /*
- * segment_kernel.cu: segmented scans, by key or over segment offsets, in one kernel launch, on
- * the scan's tile, look-back and ring, with protocol.h's rule for segments ("Segments").
+ * segment_kernel.cu: segmented scans, by key or over segment offsets, and scans along rows (an
+ * axis of stride 1: a segment every row_length items, its heads computed from the index), in one
+ * kernel launch, on the scan's tile, look-back and ring, with protocol.h's rule for segments
+ * ("Segments"). Along rows, the thread holding a row's last item stores the row's total.
  *
  * A tile works as a plain scan's (scan_kernel.cu) with the segmented operator (ops.cuh,
  * dl_segmented) inside the block: each thread marks which of its items start a segment (its
- * heads: an item whose key differs from the one before, or one an offset points at), folds the
- * init into each head, and reduces each row to (heads, value since the last head); the
- * transposed warp scan and the block's scan run on those pairs (dl_segment_rows), and each row
- * is scanned from its prefix (dl_segment_finish). Between tiles the descriptors carry values of
- * T alone: a tile holding a head publishes P at once, one without publishes A, and only a tile
- * whose first item continues a segment needs the look-back's prefix. The tiles are
- * DL_SEGMENT_ROWS rows (policy.h).
+ * heads: an item whose key differs from the one before, one an offset points at, or a row's
+ * first), folds the init into each head, and reduces each row to (heads, value since the last
+ * head); the transposed warp scan and the block's scan run on those pairs (dl_segment_rows),
+ * and each row is scanned from its prefix (dl_segment_finish). Between tiles the descriptors
+ * carry values of T alone: a tile holding a head publishes P at once, one without publishes A,
+ * and only a tile whose first item continues a segment needs the look-back's prefix. The tiles
+ * are DL_SEGMENT_ROWS rows (policy.h).
  *
  * dl_segment_persistent_kernel (sm_90; 32- and 64-bit items scanned into their own type; keys of
- *   4 or 8 bytes, or offsets; 16-byte aligned pointers): the persistent scan's roles and one
+ *   4 or 8 bytes, offsets, or rows; 16-byte aligned pointers): the persistent scan's roles and one
  *   more. The producer's bulk copies bring a tile's items and keys, with the 16 bytes of keys
  *   before them, into a stage; by offsets its warp searches the tile's first offset
  *   (dl_warp_lower_bound) and stages the offsets from there. The reducer finds the tile's last
@@ -127,8 +129,9 @@ __device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_
 /* Rows of `length` items: the heads of this thread's items (where the call's index divides by
  * the length) and, in *ends, the items that end a row (the next index divides by it), bit
  * r * VEC + e as dl_key_heads sets them; items at or past n are neither. Nothing is read: one
- * 64-bit remainder per thread, then one per row of items in 32 bits where the length allows.
- * warp_base: the warp's first item. */
+ * 64-bit remainder per thread, then one per row of items in 32 bits where the length allows;
+ * but the per-item choice below may cost a 64-bit remainder an item (bench/NOTES.md, "Scans
+ * along an axis", and history/axis-fast.patch). warp_base: the warp's first item. */
 template <int ROWS, int VEC>
 __device__ __forceinline__ uint32_t dl_row_heads(uint64_t warp_base, uint64_t n, uint64_t length,
                                                  uint32_t *ends)
@@ -877,8 +880,8 @@ static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, u
 }
 
 /* Persistent where the GPU, the types (32- and 64-bit items into their own type), the segments
- * (keys of 4 or 8 bytes, offsets, or rows), the alignment and the size allow (as for scans: more tiles than the
- * policy row's count); else one block per tile. */
+ * (keys of 4 or 8 bytes, offsets, or rows), the alignment and the size allow (as for scans: more
+ * tiles than the policy row's count); else one block per tile. */
 struct dl_segment_launcher {
     template <typename IN, typename T, typename OUT, typename Op>
     static int run(const dl_segment_params *p, int left_fold, cudaStream_t stream)
