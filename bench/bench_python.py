@@ -25,6 +25,15 @@ bound by the host. --c-bench runs bench/bench (the C program) on dlscan's C call
 up to 2^18 just before that type's Python calls, and sets their host time beside Python's: the
 cost of a call from Python over C (the host's speed drifts over minutes, so the two run close
 together). Small sizes take 9 rounds, not --repeats.
+
+    python3 bench/bench_python.py --axis [--log 26] [--types float32,int32] [--csv FILE]
+                                  [--markdown FILE]
+
+--axis: scans along an axis of 2-D tensors of 2^log items, as bench/bench_axis.c's shapes: rows
+[B, L] (dim -1) and columns [N, M] (dim 0); variants copy, dlscan.cumsum(x, axis=d, out=y),
+torch.cumsum(x, d, out=y) and cupy.cumsum(xc, axis=d, out=yc), each checked first. A variant
+whose first call takes more than 50 ms (torch down short columns takes seconds) is timed by that
+one call.
 """
 import argparse
 import csv
@@ -151,6 +160,88 @@ def read_c_csv(path):
             if r["variant"] == "dlscan" and r["op"] == "sum" and r["kind"] == "inclusive"}
 
 
+AXIS_ROWS = [16, 64, 256, 1024, 4096, 32000, 131072, 1 << 20, None]  # None: one row
+AXIS_COLUMNS = [2, 16, 256, 4096, 65536]
+
+
+def axis_check(name, got, x, dim):
+    """A variant's scan along dim against torch.cumsum in int64 or float64."""
+    if name == "copy":
+        ok = torch.equal(got, x)
+    elif x.dtype.is_floating_point:
+        expected = torch.cumsum(x.double(), dim)
+        scale = torch.cumsum(x.double().abs(), dim)
+        ok = bool(torch.all((got.double() - expected).abs() <= 1e-5 * scale + 1e-6))
+    else:
+        ok = torch.equal(got, torch.cumsum(x.long(), dim).to(x.dtype))
+    if not ok:
+        sys.exit(f"bench_python: {name} gave a wrong result along dim {dim} of {tuple(x.shape)}")
+
+
+def axis_main(o):
+    """--axis: rows and columns of 2^log items against a copy, torch.cumsum and cupy.cumsum."""
+    total = 1 << o.log
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    rows = []
+    for type_name in o.types.split(","):
+        dtype = getattr(torch, type_name)
+        shapes = [("rows", (total // L if L else 1, L or total), -1) for L in AXIS_ROWS]
+        shapes += [("columns", (total // M, M), 0) for M in AXIS_COLUMNS]
+        for layout, shape, dim in shapes:
+            x = (torch.randint(-1000, 1000, shape, device="cuda").to(dtype)
+                 if not dtype.is_floating_point else torch.randn(shape, device="cuda", dtype=dtype))
+            y = torch.empty_like(x)
+            xc, yc = (cupy.from_dlpack(x), cupy.from_dlpack(y)) if cupy else (None, None)
+            vs = [("copy", lambda: y.copy_(x)),
+                  ("dlscan", lambda: dlscan.cumsum(x, axis=dim, out=y)),
+                  ("torch", lambda: torch.cumsum(x, dim, out=y))]
+            if cupy is not None:
+                vs.append(("cupy", lambda: cupy.cumsum(xc, axis=dim, out=yc)))
+            times = {}
+            for name, fn in vs:
+                y.fill_(-7)
+                fn()
+                axis_check(name, y, x, dim)
+                first, _ = measure(fn, (), 1, start, stop)
+                if first > 50e3:
+                    times[name] = first
+                    continue
+                calls = max(3, min(4000, int(4000 / max(first, 0.1))))
+                times[name] = statistics.median(measure(fn, (), calls, start, stop)[0]
+                                                for _ in range(o.repeats))
+            for name, _ in vs:
+                rows.append(dict(type=type_name, layout=layout, shape=f"{shape[0]}x{shape[1]}",
+                                 variant=name, n=x.numel(), per_call_us=times[name]))
+            print(f"{type_name} {layout} {shape}: " + "  ".join(
+                f"{name} {times[name]:.1f}" for name, _ in vs), flush=True)
+    header = provenance()
+    if o.csv:
+        with open(o.csv, "w") as f:
+            for line in header:
+                f.write(f"# {line}\n")
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    by = {(r["type"], r["layout"], r["shape"], r["variant"]): r["per_call_us"] for r in rows}
+    out = ["# dlscan from Python along an axis, against torch.cumsum and cupy.cumsum", ""]
+    out += [f"{line}  " for line in header] + [""]
+    out += ["Microseconds per call (medians of back-to-back calls; one call where it takes more "
+            "than 50 ms). The floor is `copy`: the same bytes read and written.", "",
+            "| type | layout | shape | copy | dlscan | dlscan / copy | torch.cumsum | "
+            "torch / dlscan | cupy.cumsum | cupy / dlscan |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for t, layout, shape in dict.fromkeys((r["type"], r["layout"], r["shape"]) for r in rows):
+        copy, d = by[(t, layout, shape, "copy")], by[(t, layout, shape, "dlscan")]
+        tc, cp = by[(t, layout, shape, "torch")], by.get((t, layout, shape, "cupy"))
+        out.append(f"| {t} | {layout} | {shape} | {copy:.1f} | {d:.1f} | {copy / d:.3f} | "
+                   f"{tc:.1f} | {tc / d:.2f} | {'-' if cp is None else f'{cp:.1f}'} | "
+                   f"{'-' if cp is None else f'{cp / d:.2f}'} |")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if o.markdown:
+        with open(o.markdown, "w") as f:
+            f.write(text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="2^10 .. 2^28 in steps of 2^2")
@@ -163,6 +254,8 @@ def main():
     p.add_argument("--markdown")
     p.add_argument("--plot")
     p.add_argument("--replot", metavar="CSV", help="only draw --plot from a CSV of this program")
+    p.add_argument("--axis", action="store_true", help="rows and columns of 2-D tensors")
+    p.add_argument("--log", type=int, default=26, help="--axis: 2^log items a shape")
     o = p.parse_args()
     if o.replot:
         header, rows = read_csv(o.replot)
@@ -172,6 +265,11 @@ def main():
         plot(rows, o.plot, gpu)
         return
     import_libraries()
+    if o.axis:
+        if o.types == ",".join(TYPE_NAMES):
+            o.types = "float32,int32"
+        axis_main(o)
+        return
     step = 2 if o.quick else 1
     sizes = [1 << k for k in range(o.min_log, o.max_log + 1, step)]
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
