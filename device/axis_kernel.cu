@@ -34,8 +34,7 @@
 
 template <typename T, bool NARROW> __host__ __device__ constexpr int dl_axis_rows()
 {
-    return NARROW ? (sizeof(T) == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)
-                  : (sizeof(T) == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B);
+    return DL_AXIS_ROWS(sizeof(T), NARROW);
 }
 
 template <typename T, bool NARROW> struct dl_axis_shared {

@@ -85,12 +85,6 @@ typedef struct dl_axis_shape {
     uint32_t narrow; /* 1: fewer lanes than DL_AXIS_NARROW_LANES, the tile staged in shared memory */
 } dl_axis_shape;
 
-static inline uint32_t dl_axis_rows_per_thread(size_t acc_bytes, int narrow)
-{
-    return narrow ? (acc_bytes == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)
-                  : (acc_bytes == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B);
-}
-
 /* The tile of a column scan of `stride` (> 1) into an accumulator of acc_bytes. */
 static inline dl_axis_shape dl_axis_shape_for(uint64_t stride, size_t acc_bytes)
 {
@@ -98,7 +92,7 @@ static inline dl_axis_shape dl_axis_shape_for(uint64_t stride, size_t acc_bytes)
     s.lanes = stride < DL_AXIS_THREADS ? (uint32_t)stride : DL_AXIS_THREADS;
     s.narrow = s.lanes < DL_AXIS_NARROW_LANES;
     s.groups = DL_AXIS_THREADS / s.lanes;
-    s.rows = s.groups * dl_axis_rows_per_thread(acc_bytes, (int)s.narrow);
+    s.rows = s.groups * (uint32_t)DL_AXIS_ROWS(acc_bytes, s.narrow);
     return s;
 }
 

@@ -79,6 +79,11 @@
 #define DL_AXIS_NARROW_LANES 32 /* fewer columns than this: staged */
 #define DL_AXIS_NARROW_ROWS_4B 31
 #define DL_AXIS_NARROW_ROWS_8B 15
+/* A thread's rows, for accumulators of acc_bytes, narrow (staged) or not: the host's tile count
+ * (launch.h, dl_axis_shape_for) and the kernel's registers take it from here. */
+#define DL_AXIS_ROWS(acc_bytes, narrow)                                                           \
+    ((narrow) ? ((acc_bytes) == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)             \
+              : ((acc_bytes) == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B))
 
 /* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
  * 256 threads of 16 consecutive items. */

@@ -212,6 +212,18 @@ static uint32_t dl_gpu_persistent_from(dlscan_handle_t h, int divisor)
     return h->persistent == 2 ? 0 : dl_gpu(h)->persistent_blocks / (uint32_t)divisor;
 }
 
+/* A column scan's layout (device/launch.h, dl_axis_shape) for n items of arrays [length][stride]
+ * accumulating in `type`: its tile's shape, and in *strips and *chains the tiles side by side
+ * across an array and the call's chains of tiles (arrays x strips). */
+static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t length, size_t stride,
+                                        size_t *strips, size_t *chains)
+{
+    const dl_axis_shape shape = dl_axis_shape_for(stride, dl_type_size(type));
+    *strips = dl_tiles(stride, shape.lanes);
+    *chains = n / (length * stride) * *strips;
+    return shape;
+}
+
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
@@ -244,15 +256,16 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     };
     int error;
     if (columns) {
-        const dl_axis_shape shape = dl_axis_shape_for(r->axis_stride, dl_type_size(r->acc_type));
-        const uint32_t strips = (uint32_t)((r->axis_stride + shape.lanes - 1) / shape.lanes);
+        size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
+        const dl_axis_shape shape =
+            dl_gpu_axis_layout(r->acc_type, r->n, r->axis_length, r->axis_stride, &strips, &chains);
         const dl_axis_params axis = {
             .scan = params,
             .length = r->axis_length,
             .stride = r->axis_stride,
             .shape = shape,
-            .strips = strips,
-            .chains = (uint32_t)(r->n / (r->axis_length * r->axis_stride)) * strips,
+            .strips = (uint32_t)strips,
+            .chains = (uint32_t)chains,
             .totals = r->totals,
         };
         error = dl_gpu_axis_launch(&axis, r->in_type, r->type, r->op, r->stream);
@@ -283,16 +296,16 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     return DLSCAN_SUCCESS;
 }
 
-/* A column scan's tiles (device/launch.h, dl_axis_shape): `rows` rows of `lanes` columns, each
- * column with a descriptor of its own. */
+/* A column scan's tiles: each chain's `rows` rows at a time, each column of a tile with a
+ * descriptor of its own. */
 static size_t dl_gpu_axis_tiles(dlscan_handle_t h, dlscan_type type, size_t n, size_t length,
                                 size_t stride, size_t *descriptors)
 {
     (void)h;
-    const dl_axis_shape shape = dl_axis_shape_for(stride, dl_type_size(type));
-    const size_t arrays = n / (length * stride), strips = (stride + shape.lanes - 1) / shape.lanes;
+    size_t strips, chains;
+    const dl_axis_shape shape = dl_gpu_axis_layout(type, n, length, stride, &strips, &chains);
     *descriptors = shape.lanes;
-    return arrays * strips * dl_tiles(length, shape.rows);
+    return chains * dl_tiles(length, shape.rows);
 }
 
 /* Compaction reserves descriptors for the smallest tile of any compaction kernel. */
