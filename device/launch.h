@@ -64,6 +64,7 @@ typedef struct dl_segment_params {
     const size_t *offsets;       /* num_segments + 1 offsets, or NULL */
     uint64_t num_segments;
     uint64_t row_length;         /* rows: the items in each (n a multiple of it), or 0 */
+    double row_inverse;          /* rows: 1 / row_length, for remainders without a division */
     void *totals;                /* rows: n / row_length output values, each row's total, or NULL */
 } dl_segment_params;
 

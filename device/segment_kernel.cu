@@ -126,35 +126,52 @@ __device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_
 
 /* ---------------------------------------------------------------- rows */
 
+/* i % length without a 64-bit division: the quotient from the double `inverse` (1 / length,
+ * rounded), exact to one either way for i < 2^51, then corrected. */
+__device__ __forceinline__ uint64_t dl_row_place(uint64_t i, uint64_t length, double inverse)
+{
+    const uint64_t q = (uint64_t)((double)i * inverse);
+    const int64_t r = (int64_t)(i - q * length);
+    return (uint64_t)(r < 0 ? r + (int64_t)length : r >= (int64_t)length ? r - (int64_t)length : r);
+}
+
 /* Rows of `length` items: the heads of this thread's items (where the call's index divides by
  * the length) and, in *ends, the items that end a row (the next index divides by it), bit
- * r * VEC + e as dl_key_heads sets them; items at or past n are neither. Nothing is read: one
- * 64-bit remainder per thread, then one per row of items in 32 bits where the length allows;
- * but the per-item choice below may cost a 64-bit remainder an item (bench/NOTES.md, "Scans
- * along an axis", and history/axis-fast.patch). warp_base: the warp's first item. */
+ * r * VEC + e as dl_key_heads sets them; items at or past n are neither. Nothing is read, and
+ * nothing divides: each row of VEC items finds its first item's place in its row
+ * (dl_row_place), and then rows of at least VEC items need only comparisons; shorter ones (1 to
+ * VEC - 1 items) take a remainder of small numbers. warp_base: the warp's first item. */
 template <int ROWS, int VEC>
 __device__ __forceinline__ uint32_t dl_row_heads(uint64_t warp_base, uint64_t n, uint64_t length,
-                                                 uint32_t *ends)
+                                                 double inverse, uint32_t *ends)
 {
     const int lane = threadIdx.x % 32;
-    const uint64_t first = warp_base + (uint64_t)lane * VEC;
-    const uint64_t at = first % length; /* the lane's first item's place in its row */
-    const bool narrow = length < (1ull << 31);
     uint32_t heads = 0, last = 0;
+    if (length >= VEC) {
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-        const uint64_t step = (uint64_t)r * 32 * VEC;
-        const uint64_t place = r == 0 ? at
-                               : narrow ? (uint64_t)((uint32_t)(at + step) % (uint32_t)length)
-                                        : (at + step) % length;
+        for (int r = 0; r < ROWS; ++r) {
+            const uint64_t first = warp_base + (uint64_t)(r * 32 + lane) * VEC;
+            const uint64_t place = dl_row_place(first, length, inverse);
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-            const uint64_t q = place + (uint64_t)e; /* < length + VEC */
-            const bool in = first + step + (uint64_t)e < n;
-            const bool head = length >= VEC ? q == 0 || q == length : q % length == 0;
-            const bool end = length >= VEC ? q + 1 == length : (q + 1) % length == 0;
-            heads |= (uint32_t)(in && head) << (r * VEC + e);
-            last |= (uint32_t)(in && end) << (r * VEC + e);
+            for (int e = 0; e < VEC; ++e) {
+                const uint64_t q = place + (uint64_t)e; /* < length + VEC <= 2 x length */
+                const bool in = first + (uint64_t)e < n;
+                heads |= (uint32_t)(in && (q == 0 || q == length)) << (r * VEC + e);
+                last |= (uint32_t)(in && q + 1 == length) << (r * VEC + e);
+            }
+        }
+    } else {
+        const uint32_t small = (uint32_t)length;
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const uint64_t first = warp_base + (uint64_t)(r * 32 + lane) * VEC;
+            const uint32_t place = (uint32_t)dl_row_place(first, length, inverse);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+                const bool in = first + (uint64_t)e < n;
+                heads |= (uint32_t)(in && (place + e) % small == 0) << (r * VEC + e);
+                last |= (uint32_t)(in && (place + e + 1) % small == 0) << (r * VEC + e);
+            }
         }
     }
     *ends = last;
@@ -412,7 +429,7 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_segment_kernel(const dl_se
     uint32_t heads = 0, ends = 0;
     const uint64_t warp_base = base + (uint64_t)warp * S::items_per_warp;
     if (p.row_length) {
-        heads = dl_row_heads<S::rows, S::vec>(warp_base, n, p.row_length, &ends);
+        heads = dl_row_heads<S::rows, S::vec>(warp_base, n, p.row_length, p.row_inverse, &ends);
         if (!p.totals)
             ends = 0;
     } else if (p.offsets) {
@@ -775,7 +792,8 @@ __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, S
             const uint32_t *bitmap = reinterpret_cast<const uint32_t *>(stage + G::bitmap_at);
             heads = dl_bitmap_heads<S::rows, S::vec>(bitmap, warp_first);
         } else if constexpr (G::rows) {
-            heads = dl_row_heads<S::rows, S::vec>(base + warp_first, p.scan.n, p.row_length, &ends);
+            heads = dl_row_heads<S::rows, S::vec>(base + warp_first, p.scan.n, p.row_length, p.row_inverse,
+                                                   &ends);
             if (!p.totals)
                 ends = 0;
         } else if (whole) {

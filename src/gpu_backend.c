@@ -277,6 +277,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
             .offsets = r->offsets,
             .num_segments = r->num_segments,
             .row_length = rows ? r->axis_length : 0,
+            .row_inverse = rows ? 1.0 / (double)r->axis_length : 0.0,
             .totals = r->totals,
         };
         error = dl_gpu_segment_launch(&segment, r->in_type, r->type, r->op, h->deterministic, r->stream);
