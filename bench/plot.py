@@ -7,7 +7,9 @@ curves, one panel per pair; bench_segmented.c's (told apart by its mode column) 
 panel per mode (by key, over offsets), one color per run length; bench_compact.c's (told apart by
 its shape column) the same for int32 items (reduce_by_key: int32 keys and values): a first
 panel with every call at the shape "half" (50% kept, runs of mean 2), then one panel per call,
-one color per shape.
+one color per shape. bench_across.c's (told apart by its gpus column): the strong scaling's speedup
+against one GPU beside the 2p/3 bound, the weak scaling's time beside the 1.5-pass bound, and the
+small slices' latency against items per GPU, beside NCCL's all-gather of one value.
 
     python3 bench/plot.py results.csv plot.png
 """
@@ -161,6 +163,45 @@ def plot_compact(rows):
     return fig, "Stream compaction against a copy of the bytes it moves (int32 items)"
 
 
+def plot_across(rows):
+    """bench_across.c: scans across p GPUs over NCCL, against one GPU and the 1.5-pass bound."""
+    types = list(dict.fromkeys(r["type"] for r in rows))
+    fig, axes = plt.subplots(len(types), 3, figsize=(15, 4.2 * len(types)), squeeze=False)
+    for line, t in zip(axes, types):
+        mine = [r for r in rows if r["type"] == t]
+        strong = [r for r in mine if r["row"] == "strong"]
+        ps = [int(r["gpus"]) for r in strong]
+        one = float(strong[0]["one_gpu_us"]) if strong else 1.0
+        line[0].plot(ps, [one / float(r["across_us"]) for r in strong], "o-", color="tab:red", label="dlscan across p")
+        line[0].plot(ps, [max(1.0, 2 * p / 3) for p in ps], "--", color="black", label="bound 2p/3")
+        line[0].set_title(f"{t}: strong scaling, {int(strong[0]['items_per_gpu']) if strong else 0} items")
+        line[0].set_xlabel("GPUs")
+        line[0].set_ylabel("speedup over one GPU")
+        weak = [r for r in mine if r["row"] == "weak"]
+        line[1].plot([int(r["gpus"]) for r in weak], [float(r["across_us"]) for r in weak], "o-", color="tab:red",
+                     label="dlscan across p")
+        line[1].plot([int(r["gpus"]) for r in weak], [float(r["bound_us"]) for r in weak], "--", color="black",
+                     label="1.5-pass bound")
+        line[1].set_title(f"{t}: weak scaling, {weak[0]['items_per_gpu'] if weak else 0} items a GPU")
+        line[1].set_xlabel("GPUs")
+        line[1].set_ylabel("us per call")
+        small = [r for r in mine if r["row"] == "small"]
+        for p in sorted({int(r["gpus"]) for r in small}):
+            these = [r for r in small if int(r["gpus"]) == p]
+            n = [int(r["items_per_gpu"]) for r in these]
+            line[2].plot(n, [float(r["across_us"]) for r in these], "o-", label=f"dlscan across {p}")
+            if p > 1:
+                line[2].plot(n, [float(r["all_gather_us"]) for r in these], ":", label=f"all-gather, {p}")
+        line[2].set_xscale("log", base=2)
+        line[2].set_title(f"{t}: small slices")
+        line[2].set_xlabel("items a GPU")
+        line[2].set_ylabel("us per call")
+        for ax in line:
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+    return fig, "Scans across GPUs over NCCL"
+
+
 def plot_types(rows):
     """bench.c and the CPU sweep: items per second, per type, against n."""
     types = list(dict.fromkeys(r["type"] for r in rows))
@@ -188,7 +229,9 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot.py RESULTS.csv PLOT.png")
     header, rows = read(sys.argv[1])
-    if rows and "shape" in rows[0]:
+    if rows and "gpus" in rows[0]:
+        fig, title = plot_across(rows)
+    elif rows and "shape" in rows[0]:
         fig, title = plot_compact(rows)
     elif rows and "mode" in rows[0]:
         fig, title = plot_segmented(rows)
@@ -197,7 +240,7 @@ def main():
     else:
         fig, title = plot_types(rows)
     # bench.c writes "gpu:" and "driver:" lines; the CPU sweep (cpu_sweep.c) "cpu:" and "dlscan:".
-    machine = next((h for h in header if h.startswith(("gpu:", "cpu:"))), "gpu: unknown")
+    machine = next((h for h in header if h.startswith(("gpu:", "cpu:"))), "gpu: " + (header[0] if header else "unknown"))
     versions = next((h for h in header if h.startswith(("driver:", "dlscan:"))), "")
     fig.suptitle(f"{title}, {machine[4:].strip()} ({versions})", fontsize=11)
     fig.tight_layout()

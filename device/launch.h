@@ -53,6 +53,20 @@ int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_type, dlscan
 int dl_gpu_scan_total(const void *init, void *total, uint64_t init_bits, size_t bytes,
                       cudaStream_t stream);
 
+/* A reduction (device/reduce_kernel.cu, dlscan_reduce): the params' in, n, seed bits, init
+ * (d_init) and total; its `tiles` are its chunks, one block each; out is unused. Returns what
+ * dl_gpu_scan_launch does. */
+int dl_gpu_reduce_launch(const dl_scan_params *params, dlscan_type in_type, dlscan_type type,
+                         dlscan_op op, int left_fold, cudaStream_t stream);
+
+/* The items of each of a reduction's `chunks` chunks of n items: n / chunks, rounded up to whole
+ * DL_REDUCE_CHUNK_ALIGN; the last chunks may be shorter, or empty. */
+DL_PROTOCOL_FN uint64_t dl_reduce_chunk_items(uint64_t n, uint32_t chunks)
+{
+    const uint64_t per = n / chunks + (n % chunks != 0);
+    return (per + DL_REDUCE_CHUNK_ALIGN - 1) / DL_REDUCE_CHUNK_ALIGN * DL_REDUCE_CHUNK_ALIGN;
+}
+
 /* A segmented scan (device/segment_kernel.cu): the values' scan (in, out, n, the init's bits,
  * the descriptors and the choice of kernel, as for a plain scan; init and total unused) and
  * where its segments come from: keys, offsets, or rows of one length (a scan along an axis of

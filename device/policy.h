@@ -85,6 +85,16 @@
     ((narrow) ? ((acc_bytes) == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)             \
               : ((acc_bytes) == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B))
 
+/* ---- Reductions (reduce_kernel.cu; bench/NOTES.md, "Reductions") ----
+ * 256 threads a block, each folding its 16-byte vectors into this many accumulators, one load of
+ * each in flight; registers for DL_REDUCE_BLOCKS_PER_SM blocks an SM (the policy row's grid,
+ * reduce_blocks, should not ask for more, or its blocks run in two waves). A chunk (one block's
+ * items) is a whole number of DL_REDUCE_CHUNK_ALIGN items. */
+#define DL_REDUCE_THREADS 256
+#define DL_REDUCE_CHAINS 8
+#define DL_REDUCE_BLOCKS_PER_SM 4
+#define DL_REDUCE_CHUNK_ALIGN 64
+
 /* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
  * 256 threads of 16 consecutive items. */
 #define DL_COMPACT_THREADS 256
@@ -161,18 +171,20 @@ typedef struct dl_policy {
     int runs_from;    /* run-length encoding and reduce-by-key, whose one-block kernel runs from
                          global memory at half the pace: 2^20 int32 run-length encoding, runs of
                          mean 2 to 1024, 8.1-9.9 us against 10.6-12.3 */
+    int reduce_blocks; /* dlscan_reduce's grid: SMs x this blocks, one chunk each, all resident
+                          (bench/NOTES.md, "Reductions") */
 } dl_policy;
 
 /* The rows. The H200's is the H100's: on the H200 the persistent scans are bound by the latency of
  * their tiles, not by a value here (bench/NOTES.md, "The H200"): the other shapes tried there
  * (three blocks of two stages, tiles of four rows with six stages) lost 17-18%. */
 #define DL_POLICY_ROWS                                                                                     \
-    /* name                        major min_gbs persistent dependent blocks scan compact flagged runs */  \
-    {"H200 (sm_90)",                9,   4500,         1,        1,     2,   2,      2,      4,   4},      \
-    {"H100 (sm_90)",                9,      0,         1,        1,     2,   2,      2,      4,   4},      \
-    {"sm_90, less shared memory",   9,      0,         0,        1,     0,   2,      2,      4,   4},      \
-    {"sm_80 and later",             8,      0,         0,        0,     0,   2,      2,      4,   4},      \
-    {"any GPU",                     0,      0,         0,        0,     0,   2,      2,      4,   4}
+    /* name                        major min_gbs persistent dependent blocks scan compact flagged runs reduce */ \
+    {"H200 (sm_90)",                9,   4500,         1,        1,     2,   2,      2,      4,   4,     4},   \
+    {"H100 (sm_90)",                9,      0,         1,        1,     2,   2,      2,      4,   4,     4},   \
+    {"sm_90, less shared memory",   9,      0,         0,        1,     0,   2,      2,      4,   4,     4},   \
+    {"sm_80 and later",             8,      0,         0,        0,     0,   2,      2,      4,   4,     4},   \
+    {"any GPU",                     0,      0,         0,        0,     0,   2,      2,      4,   4,     4}
 
 /* The first row that matches `d`; a device of a later architecture than any row takes the row of
  * the newest one, which its binaries (PTX) run. */

@@ -72,7 +72,9 @@ typedef struct CUstream_st *cudaStream_t;
       "(meson options only_types and only_ops)")                                                \
     X(DLSCAN_ERROR_SYSTEM, 15, "a system call failed (starting a thread)")                       \
     X(DLSCAN_ERROR_TYPE_PAIR, 16,                                                               \
-      "dlscan does not scan this input type into this output type (dlscan.h lists the pairs)")
+      "dlscan does not scan this input type into this output type (dlscan.h lists the pairs)") \
+    X(DLSCAN_ERROR_EXCHANGE, 17,                                                                \
+      "the exchange between ranks failed (NCCL, MPI); dlscan_last_error() has its error")
 
 typedef enum dlscan_status {
 #define DLSCAN_STATUS_ENUM_ENTRY(name, number, message) name = number,
@@ -333,6 +335,70 @@ typedef struct dlscan_scan_args {
 
 DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
                                      cudaStream_t stream);
+
+/* ---- Reductions: dlscan_reduce ----
+ *
+ * d_total gets init op in[0] op ... op in[n-1] as out_type: what dlscan_scan writes to its
+ * d_total for the same arguments, without writing a scan (one read of each item). The pairs,
+ * the accumulation and the init (host memory, or NULL for the operator's identity) are
+ * dlscan_scan's; n == 0 writes the init. d_total (device memory for a GPU handle, host memory
+ * for a CPU handle) is aligned to out_type's size and may not overlap d_in. Float sums group
+ * the items as dlscan_scan's do not, so the last bits may differ from a scan's total;
+ * DLSCAN_OPTION_DETERMINISTIC makes them the same from run to run, as for the scans.
+ * Errors: dlscan_scan's, and DLSCAN_ERROR_INVALID_ARGUMENT for a NULL d_total. */
+DLSCAN_API dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void *d_total, size_t n,
+                                       dlscan_type in_type, dlscan_type out_type, dlscan_op op,
+                                       const void *init, cudaStream_t stream);
+
+/* ---- Scans across ranks: dlscan_scan_across ----
+ *
+ * One array spread over `ranks` participants (the processes of an MPI job, the GPUs of a NCCL
+ * communicator): rank r holds the r-th slice, of any length (zero included), and each rank's
+ * output is its slice of one scan of the whole array in rank order. Every rank calls
+ * dlscan_scan_across with its own slice (args->d_in, d_out, n) and the same in_type, out_type,
+ * op, exclusive and init value (from the host or from device memory). d_total, where a rank
+ * sets it, gets the whole array's total (init op every item of every rank). Segments and axes (the struct's versions 2 and 3) are not taken yet
+ * (DLSCAN_ERROR_NOT_SUPPORTED).
+ *
+ * The work, on each rank: a reduction of its slice (dlscan_reduce: one read), an all-gather of
+ * the ranks' totals (one out_type value each), a scan of those few values from the init, and
+ * the scan of the slice from its rank's prefix (one read, one write): 1.5 times the bytes of a
+ * local scan. On a GPU handle every step is enqueued on `stream` (with the exchange's own
+ * all-gather in between), so nothing waits for the device and a whole call can be captured in
+ * a graph where the exchange allows it (NCCL does: make the same call once before capturing,
+ * so that the handle's storage, descriptors and scratch for the ranks' totals, has grown).
+ * Results: integers exactly as one scan; a float sum differs from one device's by rounding
+ * only (each slice is reduced on its own and the totals folded in rank order); an 8- or 16-bit
+ * output carries its prefix between ranks rounded to its type, as a chain over chunks does
+ * (dlscan_scan, d_total): integer sums wrap the same, float16 and bfloat16 sums round once per
+ * rank (scan into float32 to keep float32).
+ *
+ * The exchange is the caller's transport: dlscan_nccl.h and dlscan_mpi.h make one from a NCCL
+ * or MPI communicator (each its own library, libdlscan_nccl and libdlscan_mpi). Its all_gather
+ * gathers `bytes` from every rank's `send` into `recv` (ranks x bytes, in rank order), both in
+ * the memory the handle scans: on a GPU handle (on_device 1) device memory, the gather
+ * enqueued on `stream` after the work before it; on a CPU handle (on_device 0) host memory,
+ * done when it returns. It returns 0, or non-zero with a message in why (why_size bytes). A
+ * transport that could not be made (a NULL communicator, say) sets `error` to its reason: the
+ * call then fails with DLSCAN_ERROR_EXCHANGE and that message, having done nothing.
+ *
+ * As with any collective, every rank must make the call. A rank whose arguments are refused
+ * returns before the exchange, and the other ranks then wait in theirs: check the status on
+ * every rank (for NCCL, abort the communicator on an error). Errors: dlscan_scan's,
+ * DLSCAN_ERROR_INVALID_ARGUMENT for a NULL exchange, a rank outside 0 .. ranks - 1 or no
+ * all_gather, DLSCAN_ERROR_NOT_SUPPORTED for segments or an axis, and DLSCAN_ERROR_EXCHANGE
+ * where the transport could not be made or the all-gather failed. */
+typedef struct dlscan_exchange {
+    int rank;  /* this rank: 0 .. ranks - 1 */
+    int ranks; /* at least 1 */
+    int (*all_gather)(void *context, const void *send, void *recv, size_t bytes, int on_device,
+                      cudaStream_t stream, char *why, size_t why_size);
+    void *context;
+    const char *error; /* NULL, or why the transport could not be made */
+} dlscan_exchange;
+
+DLSCAN_API dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args,
+                                            const dlscan_exchange *exchange, cudaStream_t stream);
 
 /* ---- Stream compaction ----
  *

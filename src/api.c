@@ -68,15 +68,39 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
     dl_scan_request r;
-    dlscan_status status = dl_check_scan(h, args, stream, &r);
-    if (status != DLSCAN_SUCCESS)
-        return status;
-    if (r.n == 0 && !r.total && !r.offsets)
+    const dlscan_status status = dl_check_scan(h, args, 0, stream, &r);
+    return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
+}
+
+dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r)
+{
+    if (r->n == 0 && !r->total && !r->offsets)
         return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
-    if (r.n > 0 && (status = h->backend->reserve(h, r.tiles * r.tile_descriptors,
-                                                  dl_words_per_tile(r.type), stream)) != DLSCAN_SUCCESS)
+    dlscan_status status;
+    if (r->n > 0 && (status = h->backend->reserve(h, r->tiles * r->tile_descriptors,
+                                                   dl_words_per_tile(r->type), r->stream)) != DLSCAN_SUCCESS)
         return status;
-    return h->backend->scan(h, &r);
+    return h->backend->scan(h, r);
+}
+
+dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void *d_total, size_t n,
+                            dlscan_type in_type, dlscan_type out_type, dlscan_op op, const void *init,
+                            cudaStream_t stream)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_total = d_total;
+    a.n = n;
+    a.in_type = in_type;
+    a.out_type = out_type;
+    a.op = op;
+    a.init = init;
+    dl_scan_request r;
+    const dlscan_status status = dl_check_scan(h, &a, 1, stream, &r);
+    return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
 }
 
 /* The arguments of the two calls that scan a type into itself. */

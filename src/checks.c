@@ -212,8 +212,8 @@ static dlscan_status dl_check_segment_buffers(dlscan_handle_t h, const dlscan_sc
     return h->backend->check_range(h, a->d_offsets, offset_bytes, "d_offsets");
 }
 
-dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream,
-                            dl_scan_request *request)
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int reduce,
+                            cudaStream_t stream, dl_scan_request *request)
 {
     if (!args)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "args is NULL");
@@ -250,8 +250,14 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cud
         segmented || rows ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
-    const size_t in_bytes = n * in_size, bytes = n * size;
-    if (n > 0) {
+    const size_t in_bytes = n * in_size, bytes = reduce ? 0 : n * size;
+    if (reduce && !a->d_total)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_total is NULL: a reduction writes its total there");
+    if (reduce && n > 0 &&
+        ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
+         (status = h->backend->check_range(h, a->d_in, in_bytes, "d_in")) != DLSCAN_SUCCESS))
+        return status;
+    if (!reduce && n > 0) {
         if ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
             (status = dl_check_pointer(h, a->d_out, size, "d_out")) != DLSCAN_SUCCESS)
             return status;

@@ -93,6 +93,23 @@ static void dl_cpu_scan_tile(dl_cpu_worker *w, uint32_t tile)
         job->total_bits = total;
 }
 
+/* A reduction's tile (dlscan_reduce): reduce, the protocol; the last tile keeps the total. */
+static void dl_cpu_reduce_tile(dl_cpu_worker *w, uint32_t tile)
+{
+    dl_cpu_job *job = w->job;
+    const size_t first = (size_t)tile * job->tile_items;
+    const size_t count = job->n - first < job->tile_items ? job->n - first : job->tile_items;
+    const void *in = job->in + first * job->in_size;
+    if (job->in_type != job->acc_type) {
+        dl_cpu_widen(job->in_type, job->acc_type, in, w->scratch, count);
+        in = w->scratch;
+    }
+    const dl_bits aggregate = {job->ops->reduce(in, count, job->lookback.identity.lo), 0};
+    const dl_bits prefix = dl_cpu_tile_prefix(w, tile, aggregate);
+    if (tile == job->tiles - 1)
+        job->total_bits = job->ops->combine(prefix, aggregate).lo;
+}
+
 /* Writes one value of r->type to r->total: the accumulator's `acc_bits` rounded to it. */
 static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
 {
@@ -114,10 +131,26 @@ static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         return DLSCAN_SUCCESS;
     }
     dl_cpu_job job;
-    dl_cpu_scan_job(&job, r, seed_bits, dl_cpu_scan_tile);
+    dl_cpu_scan_job(&job, r, seed_bits, r->out ? dl_cpu_scan_tile : dl_cpu_reduce_tile);
     dl_cpu_run(h, &job);
     if (r->total)
         dl_cpu_write_total(r, job.total_bits);
+    return DLSCAN_SUCCESS;
+}
+
+/* The handle's scratch for a call's few values (a scan across ranks), grown as needed. */
+static dlscan_status dl_cpu_scratch(dlscan_handle_t h, size_t bytes, cudaStream_t stream, void **p)
+{
+    (void)stream;
+    dl_cpu_state *s = dl_cpu(h);
+    if (bytes > s->scratch_bytes) {
+        void *grown = realloc(s->scratch, bytes);
+        if (!grown)
+            return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "scratch of %zu bytes", bytes);
+        s->scratch = grown;
+        s->scratch_bytes = bytes;
+    }
+    *p = s->scratch;
     return DLSCAN_SUCCESS;
 }
 
@@ -158,6 +191,7 @@ static void dl_cpu_destroy(dlscan_handle_t h)
     for (int i = 0; i < s->threads; ++i)
         free(s->workers[i].scratch);
     free(s->descriptors);
+    free(s->scratch);
     free(s->workers);
     free(s);
 }
@@ -170,6 +204,7 @@ static const dl_backend dl_cpu_backend = {
     .check_range = dl_cpu_check_range,
     .reserve = dl_cpu_reserve,
     .scan = dl_cpu_scan,
+    .scratch = dl_cpu_scratch,
     .compact = dl_cpu_compact,
     .read_stats = dl_cpu_read_stats,
     .reset_stats = dl_cpu_reset_stats,

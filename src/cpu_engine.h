@@ -86,6 +86,8 @@ typedef struct dl_cpu_state {
     _Atomic uint32_t workers_done; /* workers of the running call that finished */
     _Atomic uint32_t epoch;
     _Atomic(unsigned long long) stats[DL_STAT_COUNT];
+    void *scratch;           /* a call's few values (a scan across ranks), and its size */
+    size_t scratch_bytes;
 } dl_cpu_state;
 
 /* Every descriptor to zero: epoch 0, never used, so each reads as X. */

@@ -27,6 +27,9 @@ typedef struct dl_gpu_state {
     dl_pointer_attributes_fn pointer_attributes; /* the driver's cuPointerGetAttributes, or NULL */
     const dl_policy *policy;    /* the device's row of the policy table (device/policy.h) */
     uint32_t persistent_blocks; /* the persistent kernels' grid; 0 where the row has none */
+    uint32_t reduce_blocks;     /* dlscan_reduce's grid at most: SMs x the row's reduce_blocks */
+    void *scratch;              /* a call's few values (dl_gpu_scratch), device memory */
+    size_t scratch_bytes;
 } dl_gpu_state;
 
 static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
@@ -165,6 +168,19 @@ static cudaError_t dl_gpu_zero_words(dl_word *words, size_t count)
 /* Grows the descriptors to hold `tiles` tiles. Growing frees the old storage (after the
  * device is idle, as queued kernels may use it) and zeroes the new one: epoch 0, never
  * used, so every descriptor reads as X. */
+/* The handle's storage may grow on `stream` only where the stream is not being captured: a
+ * graph cannot hold a cudaMalloc. `what` says what the call needs and how to have it first. */
+static dlscan_status dl_gpu_may_grow(dlscan_handle_t h, cudaStream_t stream, const char *what)
+{
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    const cudaError_t error = cudaStreamIsCapturing(stream, &capture);
+    if (error != cudaSuccess)
+        return dl_cuda_fail(h, error, "cudaStreamIsCapturing");
+    if (capture != cudaStreamCaptureStatusNone)
+        return dl_fail(h, DLSCAN_ERROR_CAPTURING, "this call needs %s before capturing", what);
+    return DLSCAN_SUCCESS;
+}
+
 static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_per_tile,
                                     cudaStream_t stream)
 {
@@ -175,18 +191,14 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     dlscan_status status = dl_gpu_check_device(h);
     if (status != DLSCAN_SUCCESS)
         return status;
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    cudaError_t error = cudaStreamIsCapturing(stream, &capture);
-    if (error != cudaSuccess)
-        return dl_cuda_fail(h, error, "cudaStreamIsCapturing");
-    if (capture != cudaStreamCaptureStatusNone)
-        return dl_fail(h, DLSCAN_ERROR_CAPTURING,
-                       "this call needs descriptor storage for %zu tiles, the handle has %zu; "
-                       "call dlscan_reserve() with the largest n before capturing",
-                       tiles, s->descriptor_words / (size_t)words_per_tile);
-
+    char what[160];
+    snprintf(what, sizeof what, "descriptor storage for %zu tiles, the handle has %zu; call dlscan_reserve() "
+             "with the largest n", tiles, s->descriptor_words / (size_t)words_per_tile);
+    if ((status = dl_gpu_may_grow(h, stream, what)) != DLSCAN_SUCCESS)
+        return status;
     const size_t words = needed + needed / 2; /* room to grow a little without reallocating */
     dl_word *grown = NULL;
+    cudaError_t error;
     if ((error = cudaMalloc((void **)&grown, words * sizeof *grown)) != cudaSuccess)
         return dl_cuda_fail(h, error, "cudaMalloc of the descriptor storage");
     if ((error = dl_gpu_zero_words(grown, words)) != cudaSuccess) {
@@ -255,7 +267,11 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
-    if (columns) {
+    if (!r->out) { /* a reduction: chunks of whole scan tiles, at most the row's grid */
+        dl_scan_params reduce = params;
+        reduce.tiles = r->tiles < s->reduce_blocks ? (uint32_t)r->tiles : s->reduce_blocks;
+        error = dl_gpu_reduce_launch(&reduce, r->in_type, r->type, r->op, h->deterministic, r->stream);
+    } else if (columns) {
         size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
         const dl_axis_shape shape =
             dl_gpu_axis_layout(r->acc_type, r->n, r->axis_length, r->axis_stride, &strips, &chains);
@@ -287,7 +303,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     if (error == DL_NOT_BUILT) {
         char what[64];
         snprintf(what, sizeof what, "%s%s%s%s %s",
-                 rows ? "rows' " : columns ? "columns' " : segmented ? "segmented " : "",
+                 !r->out ? "reductions of " : rows ? "rows' " : columns ? "columns' " : segmented ? "segmented " : "",
                  r->in_type == r->type ? "" : dl_type_name(r->in_type),
                  r->in_type == r->type ? "" : " into ", dl_type_name(r->type), dl_op_name(r->op));
         return dl_not_built(h, what);
@@ -447,16 +463,43 @@ static dlscan_status dl_gpu_set_ticket_base(dlscan_handle_t h, uint32_t base)
     return dl_gpu_update_control(h, base, -1);
 }
 
+/* The handle's scratch for a call's few values (a scan across ranks: its totals and prefixes),
+ * grown as dl_gpu_reserve grows the descriptors: never while the stream is captured. Calls are
+ * ordered on the handle's streams, so one call's scratch is free when the next call's work runs. */
+static dlscan_status dl_gpu_scratch(dlscan_handle_t h, size_t bytes, cudaStream_t stream, void **p)
+{
+    dl_gpu_state *s = dl_gpu(h);
+    if (bytes > s->scratch_bytes) {
+        char what[160];
+        snprintf(what, sizeof what, "%zu bytes of scratch, the handle has %zu; make the same call once",
+                 bytes, s->scratch_bytes);
+        const dlscan_status status = dl_gpu_may_grow(h, stream, what);
+        if (status != DLSCAN_SUCCESS)
+            return status;
+        void *grown = NULL;
+        const cudaError_t error = cudaMalloc(&grown, bytes);
+        if (error != cudaSuccess)
+            return dl_cuda_fail(h, error, "cudaMalloc of the handle's scratch");
+        cudaFree(s->scratch); /* waits for the device */
+        s->scratch = grown;
+        s->scratch_bytes = bytes;
+    }
+    *p = s->scratch;
+    return DLSCAN_SUCCESS;
+}
+
 static void dl_gpu_destroy(dlscan_handle_t h)
 {
     dl_gpu_state *s = dl_gpu(h);
     cudaFree(s->descriptors); /* cudaFree waits for the device */
+    cudaFree(s->scratch);
     cudaFree(s->control);
     free(s);
 }
 
 static const dl_backend dl_gpu_backend = {
     .name = "gpu",
+    .device_memory = 1,
     .tile_items = dl_gpu_tile_items,
     .compact_tile_items = dl_gpu_compact_tile_items,
     .segment_tile_items = dl_gpu_segment_tile_items,
@@ -465,6 +508,7 @@ static const dl_backend dl_gpu_backend = {
     .reserve = dl_gpu_reserve,
     .scan = dl_gpu_scan,
     .compact = dl_gpu_compact,
+    .scratch = dl_gpu_scratch,
     .read_stats = dl_gpu_read_stats,
     .reset_stats = dl_gpu_reset_stats,
     .set_probe = dl_gpu_set_probe,
@@ -516,6 +560,7 @@ dlscan_status dl_gpu_backend_init(dlscan_handle_t h)
     s->policy = dl_policy_for(&facts);
     if (s->policy->persistent)
         s->persistent_blocks = (uint32_t)facts.sms * (uint32_t)s->policy->blocks_per_sm;
+    s->reduce_blocks = (uint32_t)facts.sms * (uint32_t)s->policy->reduce_blocks;
     enum cudaDriverEntryPointQueryResult found;
     void *function = NULL;
     if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 3020, cudaEnableDefault,

@@ -16,7 +16,7 @@
  * (dl_acc_type of the output type) and rounds each output to `type`. */
 typedef struct dl_scan_request {
     const void *in;
-    void *out;
+    void *out;            /* NULL: a reduction (dlscan_reduce), only the total is written */
     size_t n; /* > 0, or 0 with total set: only the total is written */
     size_t tiles; /* n in the backend's tiles for this scan (dl_backend's tile_items, or
                      segment_tile_items for a segmented scan or rows; axis_tiles for columns) */
@@ -65,6 +65,7 @@ typedef struct dl_compact_request {
  * reports its own errors through dl_fail(). */
 typedef struct dl_backend {
     const char *name;
+    int device_memory; /* 1: the handle scans device memory (GPU), 0: host memory (CPU) */
     size_t (*tile_items)(dlscan_handle_t h, dlscan_type type);
     size_t (*compact_tile_items)(dlscan_handle_t h);
     /* Items per tile of a segmented scan accumulating in `type`. */
@@ -81,6 +82,9 @@ typedef struct dl_backend {
                              cudaStream_t stream);
     dlscan_status (*scan)(dlscan_handle_t h, const dl_scan_request *request);
     dlscan_status (*compact)(dlscan_handle_t h, const dl_compact_request *request);
+    /* The handle's scratch, in the memory it scans, of at least `bytes`, for one call's few
+     * values (the next call may reuse it: calls are ordered). */
+    dlscan_status (*scratch)(dlscan_handle_t h, size_t bytes, cudaStream_t stream, void **p);
     /* Look-back counters and the probe's settings (DL_PROBING builds: src/testing.h).
      * set_probe hands h->count_stats and h->test_delay_us to the workers (NULL: each call
      * reads them from the handle). */
@@ -148,9 +152,10 @@ typedef struct dl_buffer {
 } dl_buffer;
 
 /* Argument checks (checks.c). A scan's, all of them: a dlscan_scan_args of any version into
- * *request, or a status with h's last error set. */
-dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaStream_t stream,
-                            dl_scan_request *request);
+ * *request, or a status with h's last error set. With `reduce` (dlscan_reduce), args has no
+ * d_out and needs d_total: the request's `out` is NULL. */
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int reduce,
+                            cudaStream_t stream, dl_scan_request *request);
 dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
 /* A dlscan_op. */
 dlscan_status dl_check_op(dlscan_handle_t h, dlscan_op op);
@@ -169,6 +174,10 @@ dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t alignmen
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? */
 int dl_ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes);
 size_t dl_tiles(size_t n, size_t tile);
+
+/* Runs a checked request (api.c): reserves its descriptors and hands it to the backend; an
+ * n == 0 request without a total or offsets writes nothing. */
+dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r);
 
 /* Backends. Each fills in h->backend and h->backend_state, or fails. */
 dlscan_status dl_gpu_backend_init(dlscan_handle_t h);

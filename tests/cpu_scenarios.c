@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "across_check.h"
 #include "axis_check.h"
 #include "check.h"
 #include "compact_check.h"
@@ -428,5 +429,38 @@ void cpu_axis_refusals(void)
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle(2);
     axis_check_bad_input(h, &host_memory, NULL, &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_reduce_every_pair_and_operator(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(3, 1024);
+    across_check_reduce(h, &host_memory, in_type, test_max_n(1u << 20), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_across_ranks_every_pair(dlscan_type in_type)
+{
+    uint64_t rng = test_seed();
+    static const int rank_counts[] = {1, 2, 3, ACROSS_MAX_RANKS};
+    for (size_t i = 0; i < sizeof rank_counts / sizeof rank_counts[0]; ++i) {
+        const int ranks = rank_counts[i];
+        dlscan_handle_t handles[ACROSS_MAX_RANKS];
+        test_memory memories[ACROSS_MAX_RANKS] = {{NULL}};
+        for (int r = 0; r < ranks; ++r) {
+            handles[r] = cpu_handle_tiles(1 + r % 3, 256);
+            memories[r] = host_memory;
+        }
+        across_check_scans(handles, memories, ranks, in_type, test_max_n(3000), &rng);
+        for (int r = 0; r < ranks; ++r)
+            dlscan_destroy(handles[r]);
+    }
+}
+
+void cpu_across_refusals(void)
+{
+    dlscan_handle_t h = cpu_handle(2);
+    across_check_bad_input(h, &host_memory, NULL);
     dlscan_destroy(h);
 }

@@ -48,3 +48,22 @@ test_memory gpu_memory_on(cudaStream_t stream)
                      NULL,      stream};
     return m;
 }
+
+void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t *rng)
+{
+    dlscan_handle_t handles[ACROSS_MAX_RANKS];
+    cudaStream_t streams[ACROSS_MAX_RANKS];
+    test_memory memories[ACROSS_MAX_RANKS] = {{NULL}};
+    for (int r = 0; r < ranks; ++r) {
+        CHECK(dlscan_create(&handles[r]) == DLSCAN_SUCCESS, "a handle for rank %d", r);
+        CUDA_OK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+        memories[r] = gpu_memory_on(streams[r]);
+        memories[r].context = &memories[r];
+    }
+    across_check_scans(handles, memories, ranks, in_type, max_slice, rng);
+    for (int r = 0; r < ranks; ++r) {
+        CUDA_OK(cudaStreamSynchronize(streams[r]));
+        CUDA_OK(cudaStreamDestroy(streams[r]));
+        dlscan_destroy(handles[r]);
+    }
+}

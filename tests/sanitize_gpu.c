@@ -7,7 +7,7 @@
  * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
  * by offsets in every layout, uint8 keys over several pairs), min and max with NaN (every float
  * pair, segmented and by key), scans along an axis (float64 and uint8 into int32, rows and
- * columns), then bad input (segmented: with offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
+ * columns), reductions and scans across three ranks (threads), then bad input (segmented: with offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
  * library, with the default choice of kernel (few tiles one block each, more persistent) and
  * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
  * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans, axis
@@ -16,6 +16,7 @@
  */
 #include <stdio.h>
 
+#include "across_check.h"
 #include "axis_check.h"
 #include "compact_check.h"
 #include "gpu_memory.h"
@@ -52,7 +53,18 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 3 * count + 3 * pauses + 2);
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 3 * count + 3 * pauses + 3);
+    /* Reductions (int32, float32, uint8 into wider types), and scans across three ranks. */
+    {
+        const int before = test_expect_failures;
+        across_check_reduce(h, &m, DLSCAN_INT32, max_n, &rng);
+        across_check_reduce(h, &m, DLSCAN_FLOAT32, max_n, &rng);
+        across_check_reduce(h, &m, DLSCAN_UINT8, max_n, &rng);
+        gpu_across_ranks(3, DLSCAN_INT64, max_n / 4 + 1, &rng);
+        printf("%s %d - reductions, and scans across three ranks\n",
+               test_expect_failures == before ? "ok" : "not ok", ++step);
+        fflush(stdout);
+    }
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
         for (int k = 0; k < count; ++k) {
             CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
@@ -135,6 +147,7 @@ int main(void)
     compact_check_bad_input(h, &m, NULL);
     segment_check_bad_input(h, &m, NULL, &rng);
     axis_check_bad_input(h, &m, NULL, &rng);
+    across_check_bad_input(h, &m, NULL);
     printf("%s %d - bad input\n", test_expect_failures == before ? "ok" : "not ok", ++step);
     CUDA_OK(cudaStreamDestroy(stream));
     dlscan_destroy(h);

@@ -148,7 +148,8 @@ int scan_check_output(const scan_case *c, const void *in, const void *init, cons
  * device, as c->init says), total NULL or the out_type value the call left at d_total
  * (which, for an inclusive scan, must equal out[n-1]). `tile` is the handle's tile for
  * out_type (dlscan_tile_items), `extra_steps` the additions a chain of calls puts on the
- * fold, or a segment's first item's place in its tile (segment_check.c) (float tolerance). */
+ * fold, or a segment's first item's place in its tile (segment_check.c) (float tolerance).
+ * out may be NULL: only the total is checked (a reduction, across_check.c). */
 int scan_check_pair_output(const pair_case *c, size_t tile, size_t extra_steps, const void *in,
                            const void *init, const void *out, const void *total, char *message,
                            size_t message_size);

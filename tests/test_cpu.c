@@ -112,3 +112,20 @@ ParameterizedTest(dlscan_type *in_type, cpu, axis_every_pair_and_operator, .time
 Test(cpu, axis_on_every_handle, .timeout = 600) { cpu_axis_on_every_handle(); }
 
 Test(cpu, axis_refusals_write_nothing) { cpu_axis_refusals(); }
+
+/* Reductions, and scans across ranks (threads here, each with a handle of its own). */
+ParameterizedTestParameters(cpu, reduce_every_pair_and_operator) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, reduce_every_pair_and_operator, .timeout = 600)
+{
+    cpu_reduce_every_pair_and_operator(*in_type);
+}
+
+ParameterizedTestParameters(cpu, across_ranks_every_pair) { return SCAN_TYPES; }
+
+ParameterizedTest(dlscan_type *in_type, cpu, across_ranks_every_pair, .timeout = 600)
+{
+    cpu_across_ranks_every_pair(*in_type);
+}
+
+Test(cpu, across_refusals_write_nothing) { cpu_across_refusals(); }

@@ -6,7 +6,9 @@
  * 16-bit float special values, refusals; and segmented scans, by keys and by offsets: every
  * pair, operator and layout at the edge sizes, keys of every type, both kernel choices, large
  * random sizes, reproducible float sums, a graph's replays, pointers inside allocations and
- * off the 16-byte alignment, refusals; and scans along an axis, rows and columns (axis_check.h).
+ * off the 16-byte alignment, refusals; and scans along an axis, rows and columns (axis_check.h);
+ * and reductions and scans across ranks (threads of this process, a handle and stream each:
+ * across_check.h).
  * test_probe.c drives the protocol's rare paths through the testing build. Every test is
  * skipped, saying so, where no CUDA device exists. DLSCAN_TEST_MAX_N caps the sizes (for
  * compute-sanitizer runs).
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "across_check.h"
 #include "axis_check.h"
 #include "compact_check.h"
 #include "dlscan.h"
@@ -724,5 +727,77 @@ Test(gpu, axis_bad_input_is_refused_and_writes_nothing, .timeout = 180)
     GPU_TEST_BEGIN(h, m, stream, rng);
     int32_t host[1000];
     axis_check_bad_input(h, &m, host, &rng);
+    gpu_done(h, stream);
+}
+
+/* ---- Reductions and scans across ranks (across_check.h) ---- */
+
+/* Every output type of each input type, every operator, at the edge sizes up to 2^22 items. */
+ParameterizedTestParameters(gpu, reduce_every_pair_and_operator)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, reduce_every_pair_and_operator, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    across_check_reduce(h, &m, *in_type, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* Float sums of mixed magnitudes reduced with DLSCAN_OPTION_DETERMINISTIC: the same bits in every
+ * run, off the 16-byte alignment too. */
+Test(gpu, reduce_float_sums_are_reproducible, .timeout = 120)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, 1), DLSCAN_SUCCESS);
+    const size_t n = test_max_n(1u << 24) + 3;
+    float *values = malloc(n * sizeof *values);
+    cr_assert(values);
+    test_fill_random(DLSCAN_FLOAT32, TEST_VALUES_MIXED_MAGNITUDE, values, n, &rng);
+    float *d_in = NULL, *d_total = NULL;
+    CUDA_OK(cudaMalloc((void **)&d_in, n * sizeof *d_in));
+    CUDA_OK(cudaMalloc((void **)&d_total, sizeof *d_total));
+    m.upload(d_in, values, n * sizeof *values, m.context);
+    for (int offset = 0; offset <= 1; ++offset) {
+        float first = 0, again = 0;
+        for (int run = 0; run < 5; ++run) {
+            cr_assert_eq(dlscan_reduce(h, d_in + offset, d_total, n - offset, DLSCAN_FLOAT32, DLSCAN_FLOAT32,
+                                       DLSCAN_SUM, NULL, stream),
+                         DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+            m.download(run ? &again : &first, d_total, sizeof first, m.context);
+            cr_expect(run == 0 || memcmp(&first, &again, sizeof first) == 0,
+                      "offset %d, run %d: %.9g, run 0: %.9g", offset, run, (double)again, (double)first);
+        }
+    }
+    CUDA_OK(cudaFree(d_in));
+    CUDA_OK(cudaFree(d_total));
+    free(values);
+    gpu_done(h, stream);
+}
+
+/* Every pair of each input type and every operator across 1 and 3 ranks, slices up to 2^18. */
+ParameterizedTestParameters(gpu, across_ranks_every_pair)
+{
+    return EVERY_SCAN_TYPE;
+}
+
+ParameterizedTest(dlscan_type *in_type, gpu, across_ranks_every_pair, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t probe = NULL;
+    if (dlscan_create(&probe) == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here: the gpu suite needs one");
+    dlscan_destroy(probe);
+    gpu_across_ranks(1, *in_type, test_max_n(1u << 18), &rng);
+    gpu_across_ranks(3, *in_type, test_max_n(1u << 18), &rng);
+}
+
+Test(gpu, across_bad_input_is_refused_and_writes_nothing, .timeout = 120)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    (void)rng;
+    int32_t host[1000];
+    across_check_bad_input(h, &m, host);
     gpu_done(h, stream);
 }

@@ -47,6 +47,18 @@ static void axis_pairs(void)
         cpu_axis_every_pair_and_operator((dlscan_type)type);
 }
 
+static void reduce_pairs(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_reduce_every_pair_and_operator((dlscan_type)type);
+}
+
+static void across_pairs(void)
+{
+    for (int type = DLSCAN_INT32; type <= DLSCAN_BFLOAT16; ++type)
+        cpu_across_ranks_every_pair((dlscan_type)type);
+}
+
 static void compaction(void)
 {
     for (int type = DLSCAN_INT32; type <= DLSCAN_FLOAT64; ++type)
@@ -82,6 +94,9 @@ int main(void)
         {"axis_every_pair_and_operator", axis_pairs},
         {"axis_on_every_handle", cpu_axis_on_every_handle},
         {"axis_refusals", cpu_axis_refusals},
+        {"reduce_every_pair_and_operator", reduce_pairs},
+        {"across_ranks_every_pair", across_pairs},
+        {"across_refusals", cpu_across_refusals},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);

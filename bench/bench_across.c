@@ -1,0 +1,311 @@
+/*
+ * bench_across.c: scans across the GPUs of this machine over NCCL (dlscan_nccl_scan), one
+ * thread per GPU, against one GPU's dlscan_scan and a device-to-device copy on GPU 0, in one
+ * process (issue 43's targets). For p = 1 .. the GPUs (powers of two and the count):
+ *   strong  2^log items in all (default 2^30), 2^log / p a GPU;
+ *   weak    2^weak items a GPU (default 2^28);
+ *   small   2^10, 2^14, 2^17 and 2^20 items a GPU.
+ * A call across p GPUs reads its slice twice and writes it once (a reduction, then the scan from
+ * the rank's prefix), 1.5 times a local scan's bytes, so p GPUs scan a fixed array at most 2p/3
+ * times as fast as one: the strong rows give speedup = one GPU's dlscan_scan of the whole array /
+ * the call across p, and that over 2p/3; the weak and small rows give the call's time over 1.5
+ * times one GPU's dlscan_scan of one slice (the 1.5-pass bound), and over the all-gather's own
+ * time (NCCL, one 8-byte value a rank). Each time is the median of `repeats` rounds; a round
+ * across GPUs starts them together (a barrier of the threads) and lasts until the slowest rank's
+ * stop event. Inputs are bytes of 1; integer sums are exact, so each call's total is checked
+ * against the one GPU's (WRONG where it differs). Five rounds warm each measurement up; NCCL's
+ * communicators are made once for each p.
+ *
+ *   bench_across [--types int32,int64] [--log 30] [--weak 28] [--repeats 7] [--gpus N] [--csv FILE]
+ *
+ * The CSV (bench/results/<GPU>x<count>/across.csv) has the table's columns; bench/plot.py draws it.
+ */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlscan_nccl.h"
+
+#define MAX_GPUS 8
+#define MAX_REPEATS 31
+
+#define CUDA_CHECK(call)                                                                          \
+    do {                                                                                          \
+        const cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+typedef struct gpu {
+    dlscan_handle_t h;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    ncclComm_t comm; /* of the current p */
+    void *in, *out, *total, *word;
+    size_t capacity; /* bytes of in and of out */
+} gpu;
+
+typedef enum what { SCAN_ACROSS, ALL_GATHER } what;
+
+typedef struct job {
+    gpu *g;
+    int rank;
+    dlscan_type type;
+    size_t n;
+    what kind;
+    int repeats;
+    pthread_barrier_t *barrier;
+    float ms[MAX_REPEATS];
+    unsigned long long total;
+    int failed;
+} job;
+
+static void *rank_main(void *p)
+{
+    job *j = p;
+    gpu *g = j->g;
+    CUDA_CHECK(cudaSetDevice(j->rank));
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = g->in;
+    a.d_out = g->out;
+    a.n = j->n;
+    a.in_type = a.out_type = j->type;
+    a.d_total = g->total;
+    for (int r = -5; r < j->repeats; ++r) { /* five rounds to warm up */
+        pthread_barrier_wait(j->barrier);
+        CUDA_CHECK(cudaEventRecord(g->start, g->stream));
+        if (j->kind == SCAN_ACROSS) {
+            const dlscan_status s = dlscan_nccl_scan(g->h, &a, g->comm, g->stream);
+            if (s != DLSCAN_SUCCESS) {
+                fprintf(stderr, "rank %d: %s\n", j->rank, dlscan_last_error(g->h));
+                j->failed = 1;
+            }
+        } else if (ncclAllGather(g->word, g->total, 8, ncclUint8, g->comm, g->stream) != ncclSuccess) {
+            j->failed = 1;
+        }
+        CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
+        CUDA_CHECK(cudaEventSynchronize(g->stop));
+        if (r >= 0)
+            CUDA_CHECK(cudaEventElapsedTime(&j->ms[r], g->start, g->stop));
+    }
+    j->total = 0;
+    CUDA_CHECK(cudaMemcpy(&j->total, g->total, 8, cudaMemcpyDeviceToHost));
+    return NULL;
+}
+
+static int compare_floats(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over rounds of the slowest rank's time, in us; *total: rank 0's. */
+static double across_us(gpu *gpus, int p, dlscan_type type, size_t n, what kind, int repeats,
+                        unsigned long long *total, int *failed)
+{
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, (unsigned)p);
+    job jobs[MAX_GPUS];
+    pthread_t threads[MAX_GPUS];
+    for (int r = 0; r < p; ++r) {
+        jobs[r] = (job){.g = &gpus[r], .rank = r, .type = type, .n = n, .kind = kind, .repeats = repeats,
+                        .barrier = &barrier};
+        pthread_create(&threads[r], NULL, rank_main, &jobs[r]);
+    }
+    for (int r = 0; r < p; ++r)
+        pthread_join(threads[r], NULL);
+    pthread_barrier_destroy(&barrier);
+    float slowest[MAX_REPEATS];
+    for (int k = 0; k < repeats; ++k) {
+        slowest[k] = 0;
+        for (int r = 0; r < p; ++r) {
+            slowest[k] = jobs[r].ms[k] > slowest[k] ? jobs[r].ms[k] : slowest[k];
+            *failed |= jobs[r].failed;
+        }
+    }
+    qsort(slowest, (size_t)repeats, sizeof slowest[0], compare_floats);
+    *total = jobs[0].total;
+    for (int r = 1; r < p; ++r)
+        *failed |= jobs[r].total != *total; /* every rank got the whole total */
+    return 1000.0 * slowest[repeats / 2];
+}
+
+/* One GPU's dlscan_scan of n items (or a copy of their bytes), alone, on GPU 0. */
+static double local_us(gpu *g, dlscan_type type, size_t n, int copy, int repeats, unsigned long long *total)
+{
+    CUDA_CHECK(cudaSetDevice(0));
+    const size_t bytes = n * (type == DLSCAN_INT32 ? 4 : 8);
+    float ms[MAX_REPEATS];
+    for (int r = -5; r < repeats; ++r) {
+        CUDA_CHECK(cudaEventRecord(g->start, g->stream));
+        if (copy)
+            CUDA_CHECK(cudaMemcpyAsync(g->out, g->in, bytes, cudaMemcpyDeviceToDevice, g->stream));
+        else {
+            dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+            a.d_in = g->in;
+            a.d_out = g->out;
+            a.n = n;
+            a.in_type = a.out_type = type;
+            a.d_total = g->total;
+            if (dlscan_scan(g->h, &a, g->stream) != DLSCAN_SUCCESS) {
+                fprintf(stderr, "%s\n", dlscan_last_error(g->h));
+                exit(1);
+            }
+        }
+        CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
+        CUDA_CHECK(cudaEventSynchronize(g->stop));
+        if (r >= 0)
+            CUDA_CHECK(cudaEventElapsedTime(&ms[r], g->start, g->stop));
+    }
+    qsort(ms, (size_t)repeats, sizeof ms[0], compare_floats);
+    *total = 0;
+    CUDA_CHECK(cudaMemcpy(total, g->total, 8, cudaMemcpyDeviceToHost));
+    return 1000.0 * ms[repeats / 2];
+}
+
+/* Each GPU's buffers of at least `bytes`, filled with bytes of 1. */
+static void ensure(gpu *gpus, int count, size_t bytes)
+{
+    for (int r = 0; r < count; ++r) {
+        gpu *g = &gpus[r];
+        if (g->capacity >= bytes)
+            continue;
+        CUDA_CHECK(cudaSetDevice(r));
+        cudaFree(g->in);
+        cudaFree(g->out);
+        CUDA_CHECK(cudaMalloc(&g->in, bytes));
+        CUDA_CHECK(cudaMalloc(&g->out, bytes));
+        CUDA_CHECK(cudaMemset(g->in, 1, bytes));
+        g->capacity = bytes;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *types = "int32,int64", *csv_path = NULL;
+    int log = 30, weak = 28, repeats = 7, want_gpus = MAX_GPUS;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--types") && i + 1 < argc)
+            types = argv[++i];
+        else if (!strcmp(argv[i], "--log") && i + 1 < argc)
+            log = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--weak") && i + 1 < argc)
+            weak = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
+            repeats = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--gpus") && i + 1 < argc)
+            want_gpus = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+            csv_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_across [--types int32,int64] [--log 30] [--weak 28] [--repeats 7] [--gpus N] "
+                            "[--csv FILE]\n");
+            return 2;
+        }
+    }
+    repeats = repeats < 1 ? 1 : repeats > MAX_REPEATS ? MAX_REPEATS : repeats;
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    count = count < want_gpus ? count : want_gpus;
+    count = count < MAX_GPUS ? count : MAX_GPUS;
+    gpu gpus[MAX_GPUS] = {{0}};
+    for (int r = 0; r < count; ++r) {
+        CUDA_CHECK(cudaSetDevice(r));
+        if (dlscan_create(&gpus[r].h) != DLSCAN_SUCCESS)
+            return 1;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&gpus[r].stream, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaEventCreate(&gpus[r].start));
+        CUDA_CHECK(cudaEventCreate(&gpus[r].stop));
+        CUDA_CHECK(cudaMalloc(&gpus[r].total, 8 * MAX_GPUS));
+        CUDA_CHECK(cudaMalloc(&gpus[r].word, 8));
+    }
+    static ncclComm_t comms[MAX_GPUS + 1][MAX_GPUS];
+    int comms_made[MAX_GPUS + 1] = {0};
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("# %d x %s; NCCL %d; medians of %d rounds; us\n", count, prop.name, NCCL_VERSION_CODE, repeats);
+    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (csv_path && !csv) {
+        perror(csv_path);
+        return 1;
+    }
+    if (csv)
+        fprintf(csv, "# %d x %s; NCCL %d; medians of %d rounds; us\n"
+                     "type,row,gpus,items_per_gpu,memcpy_us,one_gpu_us,across_us,bound_us,bound_over_across,"
+                     "all_gather_us,check\n",
+                count, prop.name, NCCL_VERSION_CODE, repeats);
+    printf("type   row    p  items/GPU      memcpy   one GPU   across      bound    bound/across  all-gather  check\n");
+    for (const char *t = types; *t;) {
+        const dlscan_type type = !strncmp(t, "int64", 5) ? DLSCAN_INT64 : DLSCAN_INT32;
+        const size_t size = type == DLSCAN_INT32 ? 4 : 8;
+        t += strcspn(t, ",");
+        t += *t == ',';
+        for (int row = 0; row < 6; ++row) {
+            static const int small_logs[] = {10, 14, 17, 20};
+            const char *name = row == 0 ? "strong" : row == 1 ? "weak" : "small";
+            int ps[MAX_GPUS + 1], np = 0;
+            for (int p = 1; p < count; p *= 2)
+                ps[np++] = p;
+            ps[np++] = count;
+            for (int k = 0; k < np; ++k) {
+                const int p = ps[k];
+                const size_t n = row == 0 ? ((size_t)1 << log) / (size_t)p
+                                          : ((size_t)1 << (row == 1 ? weak : small_logs[row - 2]));
+                /* one GPU: the whole array (strong: p slices) or one slice (weak, small) */
+                const size_t whole = row == 0 ? n * (size_t)p : n;
+                ensure(gpus, count, whole * size);
+                if (!comms_made[p]) { /* one communicator set for each p, made once */
+                    int list[MAX_GPUS];
+                    for (int r = 0; r < p; ++r)
+                        list[r] = r;
+                    if (ncclCommInitAll(comms[p], p, list) != ncclSuccess) {
+                        fprintf(stderr, "ncclCommInitAll failed\n");
+                        return 1;
+                    }
+                    comms_made[p] = 1;
+                }
+                for (int r = 0; r < p; ++r)
+                    gpus[r].comm = comms[p][r];
+                unsigned long long one_total = 0, total = 0, ignored = 0;
+                const double copy = local_us(&gpus[0], type, whole, 1, repeats, &ignored);
+                const double one = local_us(&gpus[0], type, whole, 0, repeats, &one_total);
+                double slice_one = one;
+                unsigned long long slice_total = one_total;
+                if (row == 0 && p > 1)
+                    slice_one = local_us(&gpus[0], type, n, 0, repeats, &slice_total);
+                int failed = 0;
+                const double gather = p > 1 ? across_us(gpus, p, type, n, ALL_GATHER, repeats, &ignored, &failed) : 0;
+                const double across = across_us(gpus, p, type, n, SCAN_ACROSS, repeats, &total, &failed);
+                /* the whole array's total: p slices of n items of bytes 1 */
+                unsigned long long expect = row == 0 ? one_total : 0;
+                if (row != 0) { /* p copies of one slice's total, summed in the type */
+                    for (int r = 0; r < p; ++r)
+                        expect += slice_total;
+                    if (size == 4)
+                        expect &= 0xffffffffull;
+                }
+                if (size == 4)
+                    total &= 0xffffffffull;
+                /* strong: the bound is one GPU's time x 3 / (2p) (2p/3 times as fast); weak and
+                 * small: 1.5 times one GPU's scan of its slice */
+                const double bound = p == 1 ? slice_one : row == 0 ? one * 3.0 / (2.0 * p) : 1.5 * slice_one;
+                printf("%-6s %-6s %d  %10zu  %9.1f %9.1f %9.1f  %9.1f  %12.3f  %10.1f  %s\n", size == 4 ? "int32" : "int64",
+                       name, p, n, copy, one, across, bound, bound / across, gather,
+                       failed ? "FAILED" : total == expect ? "ok" : "WRONG");
+                fflush(stdout);
+                if (csv)
+                    fprintf(csv, "%s,%s,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.3f,%.1f,%s\n", size == 4 ? "int32" : "int64", name,
+                            p, n, copy, one, across, bound, bound / across, gather,
+                            failed ? "FAILED" : total == expect ? "ok" : "WRONG");
+            }
+        }
+    }
+    if (csv)
+        fclose(csv);
+    return 0;
+}

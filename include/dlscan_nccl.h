@@ -1,0 +1,35 @@
+/*
+ * dlscan_nccl.h: scans across the GPUs of a NCCL communicator (the library libdlscan_nccl,
+ * pkg-config dlscan-nccl; built where meson finds NCCL). It is dlscan_scan_across (dlscan.h)
+ * with NCCL's all-gather as the exchange: everything is enqueued on `stream`, nothing waits for
+ * the device, and a whole call can be captured in a CUDA graph.
+ *
+ *   ncclComm_t comm;  ... ncclCommInitRank(&comm, ranks, id, rank) on this rank's GPU ...
+ *   dlscan_handle_t h;  dlscan_create(&h);            (a GPU handle on the same GPU)
+ *   dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+ *   a.d_in = d_slice;  a.d_out = d_out;  a.n = slice_items;  a.in_type = a.out_type = DLSCAN_INT64;
+ *   dlscan_nccl_scan(h, &a, comm, stream);          (every rank: each its own slice)
+ *
+ * Each rank's output is its slice of one scan of the ranks' slices in rank order; the rules,
+ * the work and the errors are dlscan_scan_across's. A CPU handle is refused (NCCL moves device
+ * memory; dlscan_mpi.h takes CPU handles), as is a NULL communicator: DLSCAN_ERROR_EXCHANGE.
+ */
+#ifndef DLSCAN_NCCL_H
+#define DLSCAN_NCCL_H
+
+#include <nccl.h>
+
+#include "dlscan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+DLSCAN_API dlscan_status dlscan_nccl_scan(dlscan_handle_t h, const dlscan_scan_args *args, ncclComm_t comm,
+                                          cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLSCAN_NCCL_H */

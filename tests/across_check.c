@@ -1,0 +1,432 @@
+/*
+ * across_check.c: reductions and scans across ranks, for any backend (across_check.h).
+ */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "across_check.h"
+#include "check.h"
+
+#define GUARD 64
+
+/* A random init: an input item converted to out_type (its bits, the value's low bytes). */
+static uint64_t random_init(dlscan_type in_type, dlscan_type out_type, uint64_t *rng)
+{
+    unsigned char item[8];
+    test_fill_random(in_type, TEST_VALUES_UNIFORM, item, 1, rng);
+    return test_convert_item(in_type, out_type, item);
+}
+
+static void *alloc_poisoned(const test_memory *m, size_t bytes)
+{
+    void *p = m->alloc(bytes + GUARD, m->context);
+    CHECK(p, "allocating %zu bytes", bytes + GUARD);
+    m->fill(p, TEST_POISON_BYTE, bytes + GUARD, m->context);
+    return p;
+}
+
+/* Expects `bytes` of host memory at p to be poison. */
+static int poisoned(const unsigned char *p, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; ++i)
+        if (p[i] != TEST_POISON_BYTE)
+            return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+static void reduce_case(dlscan_handle_t h, const test_memory *m, const pair_case *c, size_t tile,
+                        uint64_t *rng)
+{
+    const size_t in_size = test_type_size(c->in_type), size = test_type_size(c->out_type);
+    unsigned char *input = malloc(c->n * in_size + 1), total[8 + GUARD];
+    CHECK(input, "host memory");
+    test_fill_random(c->in_type, c->values, input, c->n, rng);
+    const uint64_t init = random_init(c->in_type, c->out_type, rng);
+    void *d_in = m->alloc(c->n * in_size + 1, m->context), *d_total = alloc_poisoned(m, size);
+    CHECK(d_in, "device input");
+    m->upload(d_in, input, c->n * in_size, m->context);
+    const dlscan_status status = dlscan_reduce(h, d_in, d_total, c->n, c->in_type, c->out_type, c->op,
+                                               c->init ? &init : NULL, m->stream);
+    char what[160], message[256] = "";
+    test_describe_pair(c, what, sizeof what);
+    CHECK(status == DLSCAN_SUCCESS, "reduce %s: %s (%s)", what, dlscan_status_string(status),
+          dlscan_last_error(h));
+    m->wait(m->context);
+    m->download(total, d_total, size + GUARD, m->context);
+    EXPECT(poisoned(total + size, GUARD), "reduce %s: bytes past d_total written", what);
+    EXPECT(scan_check_pair_output(c, tile, 0, input, c->init ? &init : NULL, NULL, total, message,
+                                  sizeof message),
+           "reduce %s: %s", what, message);
+    m->release(d_in, m->context);
+    m->release(d_total, m->context);
+    free(input);
+}
+
+void across_check_reduce(dlscan_handle_t h, const test_memory *m, dlscan_type in_type, size_t max_n,
+                         uint64_t *rng)
+{
+    for (int out = 0; out < TEST_TYPE_COUNT; ++out) {
+        const dlscan_type out_type = (dlscan_type)out;
+        if (!test_pair_supported(in_type, out_type))
+            continue;
+        size_t tile = 0, sizes[64];
+        CHECK_OK(h, dlscan_tile_items(h, out_type, &tile));
+        const int count = test_edge_sizes(tile, max_n, rng, sizes);
+        for (int op = 0; op < 3; ++op)
+            for (int i = 0; i < count; ++i) {
+                if (op != DLSCAN_SUM && i % 3 != 0)
+                    continue; /* min and max: a third of the sizes */
+                const pair_case c = {
+                    .in_type = in_type,
+                    .out_type = out_type,
+                    .op = (dlscan_op)op,
+                    .init = i % 2 ? TEST_INIT_HOST : TEST_INIT_NONE,
+                    .with_total = 1,
+                    .n = sizes[i],
+                    .values = test_type_is_float(in_type) && i % 4 == 3 ? TEST_VALUES_MIXED_MAGNITUDE
+                                                                        : TEST_VALUES_UNIFORM,
+                };
+                reduce_case(h, m, &c, tile, rng);
+            }
+    }
+}
+
+/* ---------------------------------------------------------------- ranks as threads */
+
+typedef struct thread_exchange {
+    pthread_barrier_t barrier;
+    int ranks;
+    int fail;                                  /* 1: every all-gather fails, giving a reason */
+    int calls[ACROSS_MAX_RANKS];               /* all-gathers each rank made */
+    unsigned char values[ACROSS_MAX_RANKS][8]; /* each rank's value, in host memory */
+} thread_exchange;
+
+typedef struct rank_context {
+    thread_exchange *x;
+    int rank;
+    const test_memory *memory;
+} rank_context;
+
+/* The rank's value to the host (its memory's copies wait for the work before them on its
+ * stream), every rank's once all are there, back into recv. */
+static int thread_all_gather(void *context, const void *send, void *recv, size_t bytes, int on_device,
+                             cudaStream_t stream, char *why, size_t why_size)
+{
+    (void)on_device;
+    (void)stream;
+    rank_context *r = context;
+    thread_exchange *x = r->x;
+    ++x->calls[r->rank];
+    if (x->fail || bytes > 8) {
+        snprintf(why, why_size, x->fail ? "the test's exchange fails on purpose" : "%zu bytes", bytes);
+        return 1;
+    }
+    const test_memory *m = r->memory;
+    m->download(x->values[r->rank], send, bytes, m->context);
+    pthread_barrier_wait(&x->barrier);
+    unsigned char all[ACROSS_MAX_RANKS * 8];
+    for (int k = 0; k < x->ranks; ++k)
+        memcpy(all + (size_t)k * bytes, x->values[k], bytes);
+    m->upload(recv, all, (size_t)x->ranks * bytes, m->context);
+    pthread_barrier_wait(&x->barrier); /* no rank overwrites values before all have read them */
+    return 0;
+}
+
+typedef struct rank_job {
+    dlscan_handle_t h;
+    const test_memory *memory;
+    dlscan_scan_args args;
+    dlscan_exchange exchange;
+    rank_context context;
+    dlscan_status status;
+    char error[512];
+} rank_job;
+
+static void *rank_main(void *p)
+{
+    rank_job *job = p;
+    job->status = dlscan_scan_across(job->h, &job->args, &job->exchange, job->memory->stream);
+    snprintf(job->error, sizeof job->error, "%s", dlscan_last_error(job->h));
+    if (job->status == DLSCAN_SUCCESS)
+        job->memory->wait(job->memory->context);
+    return NULL;
+}
+
+/* The ranks' lengths: empty, one item, around the tile, or random up to max_slice. */
+static size_t slice_length(size_t tile, size_t max_slice, uint64_t *rng)
+{
+    const uint64_t r = test_random(rng);
+    size_t n;
+    switch (r % 6) {
+    case 0: n = 0; break;
+    case 1: n = 1; break;
+    case 2: n = tile - 1 + (r >> 8) % 3; break;
+    default: n = (size_t)((r >> 8) % (max_slice + 1));
+    }
+    return n < max_slice ? n : max_slice;
+}
+
+static void ranks_case(dlscan_handle_t *handles, const test_memory *memories, int ranks,
+                       const pair_case *base, size_t tile, size_t max_slice, uint64_t *rng)
+{
+    const size_t in_size = test_type_size(base->in_type), size = test_type_size(base->out_type);
+    size_t lengths[ACROSS_MAX_RANKS], firsts[ACROSS_MAX_RANKS], n = 0;
+    for (int r = 0; r < ranks; ++r) {
+        lengths[r] = slice_length(tile, max_slice, rng);
+        firsts[r] = n;
+        n += lengths[r];
+    }
+    pair_case c = *base;
+    c.n = n;
+    unsigned char *input = malloc(n * in_size + 1), *output = malloc(n * size + GUARD);
+    CHECK(input && output, "host memory");
+    test_fill_random(c.in_type, c.values, input, n, rng);
+    const uint64_t init = random_init(c.in_type, c.out_type, rng);
+
+    thread_exchange x = {.ranks = ranks};
+    CHECK(pthread_barrier_init(&x.barrier, NULL, (unsigned)ranks) == 0, "barrier");
+    rank_job jobs[ACROSS_MAX_RANKS];
+    void *d_in[ACROSS_MAX_RANKS], *d_out[ACROSS_MAX_RANKS], *d_init[ACROSS_MAX_RANKS], *d_total[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r) {
+        const test_memory *m = &memories[r];
+        d_in[r] = alloc_poisoned(m, lengths[r] * (in_size > size ? in_size : size));
+        m->upload(d_in[r], input + firsts[r] * in_size, lengths[r] * in_size, m->context);
+        d_out[r] = c.in_place ? d_in[r] : alloc_poisoned(m, lengths[r] * size);
+        d_init[r] = NULL;
+        if (c.init == TEST_INIT_DEVICE) {
+            d_init[r] = m->alloc(size, m->context);
+            m->upload(d_init[r], &init, size, m->context);
+        }
+        /* The total on rank 0 and on the last rank. */
+        d_total[r] = c.with_total && (r == 0 || r == ranks - 1) ? alloc_poisoned(m, size) : NULL;
+        dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+        a.d_in = d_in[r];
+        a.d_out = d_out[r];
+        a.n = lengths[r];
+        a.in_type = c.in_type;
+        a.out_type = c.out_type;
+        a.op = c.op;
+        a.exclusive = c.exclusive;
+        a.init = c.init == TEST_INIT_HOST ? &init : NULL;
+        a.d_init = d_init[r];
+        a.d_total = d_total[r];
+        jobs[r] = (rank_job){.h = handles[r], .memory = m, .args = a, .context = {&x, r, m}};
+        jobs[r].exchange = (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
+    }
+    pthread_t threads[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r)
+        CHECK(pthread_create(&threads[r], NULL, rank_main, &jobs[r]) == 0, "starting rank %d", r);
+    for (int r = 0; r < ranks; ++r)
+        pthread_join(threads[r], NULL);
+    pthread_barrier_destroy(&x.barrier);
+
+    char what[160], message[256] = "";
+    test_describe_pair(&c, what, sizeof what);
+    for (int r = 0; r < ranks; ++r)
+        CHECK(jobs[r].status == DLSCAN_SUCCESS, "across %d ranks, %s: rank %d: %s (%s)", ranks, what, r,
+              dlscan_status_string(jobs[r].status), jobs[r].error);
+    for (int r = 0; r < ranks; ++r) {
+        const test_memory *m = &memories[r];
+        unsigned char *at = output + firsts[r] * size, guard[GUARD];
+        m->download(at, d_out[r], lengths[r] * size, m->context);
+        if (!c.in_place) {
+            m->download(guard, (unsigned char *)d_out[r] + lengths[r] * size, GUARD, m->context);
+            EXPECT(poisoned(guard, GUARD), "across %d ranks, %s: rank %d wrote past its d_out", ranks, what, r);
+        }
+    }
+    /* The slices' lengths as a chain of calls adds to the float tolerance. */
+    const size_t extra = 2 * (size_t)ranks + 64;
+    EXPECT(scan_check_pair_output(&c, tile, extra, input, c.init ? &init : NULL, output, NULL, message,
+                                  sizeof message),
+           "across %d ranks, %s: %s", ranks, what, message);
+    for (int r = 0; r < ranks; ++r) {
+        const test_memory *m = &memories[r];
+        if (d_total[r]) {
+            unsigned char total[8 + GUARD];
+            m->download(total, d_total[r], size + GUARD, m->context);
+            EXPECT(poisoned(total + size, GUARD), "across %d ranks, %s: rank %d wrote past d_total", ranks, what, r);
+            EXPECT(scan_check_pair_output(&c, tile, extra, input, c.init ? &init : NULL, NULL, total, message,
+                                          sizeof message),
+                   "across %d ranks, %s: rank %d's total: %s", ranks, what, r, message);
+            m->release(d_total[r], m->context);
+        }
+        if (!c.in_place)
+            m->release(d_out[r], m->context);
+        if (d_init[r])
+            m->release(d_init[r], m->context);
+        m->release(d_in[r], m->context);
+    }
+    free(input);
+    free(output);
+}
+
+void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, int ranks,
+                        dlscan_type in_type, size_t max_slice, uint64_t *rng)
+{
+    CHECK(ranks >= 1 && ranks <= ACROSS_MAX_RANKS, "ranks = %d", ranks);
+    int k = 0;
+    for (int out = 0; out < TEST_TYPE_COUNT; ++out) {
+        const dlscan_type out_type = (dlscan_type)out;
+        if (!test_pair_supported(in_type, out_type))
+            continue;
+        size_t tile = 0;
+        CHECK_OK(handles[0], dlscan_tile_items(handles[0], out_type, &tile));
+        for (int op = 0; op < 3; ++op) {
+            if (op == DLSCAN_SUM && test_type_is_float(out_type) && test_type_size(out_type) == 2)
+                continue;
+            for (int exclusive = 0; exclusive < 2; ++exclusive, ++k) {
+                const pair_case c = {
+                    .in_type = in_type,
+                    .out_type = out_type,
+                    .op = (dlscan_op)op,
+                    .exclusive = exclusive,
+                    .init = (test_init)(k % 3),
+                    .with_total = k % 2,
+                    .in_place = k % 4 == 1 && test_type_size(in_type) == test_type_size(out_type),
+                    .values = test_type_is_float(in_type) && k % 5 == 4 ? TEST_VALUES_MIXED_MAGNITUDE
+                                                                        : TEST_VALUES_UNIFORM,
+                };
+                ranks_case(handles, memories, ranks, &c, tile, max_slice, rng);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- refusals */
+
+static void expect_refused(dlscan_handle_t h, dlscan_status got, dlscan_status want, const char *what)
+{
+    EXPECT(got == want, "%s: got %s, want %s", what, dlscan_status_string(got), dlscan_status_string(want));
+    EXPECT(dlscan_last_error(h)[0] != '\0', "%s: no message", what);
+}
+
+void across_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign)
+{
+    enum { N = 1000 };
+    int32_t input[N];
+    for (int i = 0; i < N; ++i)
+        input[i] = i;
+    unsigned char *d_in = m->alloc(N * 4, m->context), *d_out = alloc_poisoned(m, N * 4),
+                  *d_total = alloc_poisoned(m, 8);
+    CHECK(d_in, "memory");
+    m->upload(d_in, input, sizeof input, m->context);
+    const int32_t init = 7;
+
+    /* dlscan_reduce */
+    expect_refused(h, dlscan_reduce(h, d_in, NULL, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_INVALID_ARGUMENT, "reduce, d_total NULL");
+    expect_refused(h, dlscan_reduce(h, NULL, d_total, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_INVALID_ARGUMENT, "reduce, d_in NULL");
+    expect_refused(h, dlscan_reduce(h, d_in, d_total, N, (dlscan_type)99, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_INVALID_TYPE, "reduce, bad type");
+    expect_refused(h, dlscan_reduce(h, d_in, d_total, N, DLSCAN_INT32, DLSCAN_INT32, (dlscan_op)7, NULL, m->stream),
+                   DLSCAN_ERROR_INVALID_OP, "reduce, bad op");
+    expect_refused(h, dlscan_reduce(h, d_in, d_total, N, DLSCAN_FLOAT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_TYPE_PAIR, "reduce, float32 into int32");
+    expect_refused(h, dlscan_reduce(h, d_in, d_in + 8, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_OVERLAP, "reduce, d_total inside d_in");
+    expect_refused(h, dlscan_reduce(h, d_in, d_total + 2, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                   DLSCAN_ERROR_MISALIGNED, "reduce, misaligned d_total");
+    EXPECT(dlscan_reduce(NULL, d_in, d_total, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream) ==
+               DLSCAN_ERROR_INVALID_HANDLE,
+           "reduce, NULL handle");
+    if (foreign)
+        expect_refused(h, dlscan_reduce(h, foreign, d_total, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream),
+                       DLSCAN_ERROR_NOT_DEVICE_MEMORY, "reduce, d_in of the other kind");
+    unsigned char total[8 + GUARD];
+    m->wait(m->context);
+    m->download(total, d_total, 8 + GUARD, m->context);
+    EXPECT(poisoned(total, 8 + GUARD), "a refused reduction wrote d_total");
+    /* n == 0 writes the init; then a reduction of the items. */
+    CHECK_OK(h, dlscan_reduce(h, NULL, d_total, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, &init, m->stream));
+    m->wait(m->context);
+    int32_t value = 0;
+    m->download(&value, d_total, 4, m->context);
+    EXPECT(value == 7, "a reduction of no items: got %d, want the init 7", (int)value);
+    CHECK_OK(h, dlscan_reduce(h, d_in, d_total, N, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, &init, m->stream));
+    m->wait(m->context);
+    m->download(&value, d_total, 4, m->context);
+    EXPECT(value == 7 + N * (N - 1) / 2, "the reduction after the refusals: got %d", (int)value);
+
+    /* dlscan_scan_across: refused before the exchange, nothing written */
+    m->fill(d_total, TEST_POISON_BYTE, 8 + GUARD, m->context);
+    thread_exchange x = {.ranks = 2};
+    CHECK(pthread_barrier_init(&x.barrier, NULL, 1) == 0, "barrier");
+    rank_context context = {&x, 0, m};
+    const dlscan_exchange good = {0, 2, thread_all_gather, &context, NULL};
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_out = d_out;
+    a.n = N;
+    a.d_total = d_total;
+    dlscan_exchange bad = good;
+    expect_refused(h, dlscan_scan_across(h, &a, NULL, m->stream), DLSCAN_ERROR_INVALID_ARGUMENT, "across, exchange NULL");
+    bad.rank = 2;
+    expect_refused(h, dlscan_scan_across(h, &a, &bad, m->stream), DLSCAN_ERROR_INVALID_ARGUMENT, "across, rank 2 of 2");
+    bad = good;
+    bad.ranks = 0;
+    expect_refused(h, dlscan_scan_across(h, &a, &bad, m->stream), DLSCAN_ERROR_INVALID_ARGUMENT, "across, 0 ranks");
+    bad = good;
+    bad.error = "no communicator here";
+    expect_refused(h, dlscan_scan_across(h, &a, &bad, m->stream), DLSCAN_ERROR_EXCHANGE, "across, a broken transport");
+    EXPECT(strstr(dlscan_last_error(h), "no communicator here") != NULL, "the transport's error is not in the message: %s",
+           dlscan_last_error(h));
+    bad = good;
+    bad.all_gather = NULL;
+    expect_refused(h, dlscan_scan_across(h, &a, &bad, m->stream), DLSCAN_ERROR_INVALID_ARGUMENT, "across, all_gather NULL");
+    dlscan_scan_args b = a;
+    b.d_in = NULL;
+    expect_refused(h, dlscan_scan_across(h, &b, &good, m->stream), DLSCAN_ERROR_INVALID_ARGUMENT, "across, d_in NULL");
+    b = a;
+    b.axis_length = 10;
+    b.d_total = NULL;
+    expect_refused(h, dlscan_scan_across(h, &b, &good, m->stream), DLSCAN_ERROR_NOT_SUPPORTED, "across, an axis");
+    b = a;
+    b.d_keys = d_in;
+    b.d_in = d_out;
+    b.d_out = d_out;
+    b.d_total = NULL;
+    expect_refused(h, dlscan_scan_across(h, &b, &good, m->stream), DLSCAN_ERROR_NOT_SUPPORTED, "across, segments");
+    if (foreign) {
+        b = a;
+        b.d_in = foreign;
+        expect_refused(h, dlscan_scan_across(h, &b, &good, m->stream), DLSCAN_ERROR_NOT_DEVICE_MEMORY,
+                       "across, d_in of the other kind");
+    }
+    EXPECT(x.calls[0] == 0, "a refused scan across ranks made %d exchanges", x.calls[0]);
+    /* An exchange that fails. */
+    x.fail = 1;
+    expect_refused(h, dlscan_scan_across(h, &a, &good, m->stream), DLSCAN_ERROR_EXCHANGE, "across, the exchange fails");
+    EXPECT(strstr(dlscan_last_error(h), "on purpose") != NULL, "the exchange's reason is not in the message: %s",
+           dlscan_last_error(h));
+    m->wait(m->context);
+    unsigned char out[N * 4 + GUARD];
+    m->download(out, d_out, sizeof out, m->context);
+    m->download(total, d_total, 8 + GUARD, m->context);
+    EXPECT(poisoned(out, sizeof out), "a refused or failed scan across ranks wrote d_out");
+    EXPECT(poisoned(total, 8 + GUARD), "a refused or failed scan across ranks wrote d_total");
+    pthread_barrier_destroy(&x.barrier);
+    /* One rank is a plain scan, and the handle still works. */
+    const dlscan_exchange alone = {0, 1, thread_all_gather, &context, NULL};
+    a.exclusive = 1;
+    a.init = &init;
+    x.fail = 0;
+    CHECK_OK(h, dlscan_scan_across(h, &a, &alone, m->stream));
+    m->wait(m->context);
+    int32_t scanned[N];
+    m->download(scanned, d_out, sizeof scanned, m->context);
+    m->download(&value, d_total, 4, m->context);
+    int ok = 1;
+    for (int i = 0; i < N; ++i)
+        ok &= scanned[i] == 7 + i * (i - 1) / 2;
+    EXPECT(ok && value == 7 + N * (N - 1) / 2, "one rank's scan after the refusals is wrong");
+    EXPECT(x.calls[0] == 1, "one rank made %d exchanges, want none", x.calls[0] - 1);
+    m->release(d_in, m->context);
+    m->release(d_out, m->context);
+    m->release(d_total, m->context);
+}

@@ -1,0 +1,174 @@
+/*
+ * test_mpi.c: the `mpi` test: dlscan_mpi_scan on the ranks of MPI_COMM_WORLD (meson runs it
+ * under mpiexec -n 3), on CPU handles and, where this rank has a GPU, on GPU handles (rank r on
+ * device r % devices). Every rank draws the whole input from one seed (rank 0's, broadcast),
+ * scans its own slice across the ranks, and compares it with its slice of one dlscan_scan of the
+ * whole input on a CPU handle here: bit for bit, as every case's sums are exact (integers, and
+ * floats that are multiples of 1/256: scan_check.h's UNIFORM values) and min and max are exact.
+ * The slices have random lengths, empty ones among them; every rank sets d_total, which must be
+ * the whole input's total. Then the refusals: MPI_COMM_NULL. Prints TAP from rank 0; exits
+ * non-zero on every rank if any failed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlscan_mpi.h"
+#include "across_check.h"
+#ifdef DLSCAN_MPI_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+int test_expect_failures; /* check.h's plain driver, which scan_check.c links against */
+
+static int failures;
+
+#define EXPECT_RANK(condition, ...)                                                               \
+    do {                                                                                          \
+        if (!(condition)) {                                                                       \
+            fprintf(stderr, "rank %d: ", rank);                                                   \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fputc('\n', stderr);                                                                  \
+            ++failures;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+/* One case on handle h (device memory where `device`): every rank its slice; 0 where it passed. */
+static void run_case(dlscan_handle_t h, int device, const across_case *c, uint64_t seed, int rank, int ranks)
+{
+    uint64_t rng = seed;
+    const size_t in_size = test_type_size(c->in_type), size = test_type_size(c->out_type);
+    size_t lengths[64], first = 0, n = 0;
+    for (int r = 0; r < ranks; ++r) {
+        const uint64_t draw = test_random(&rng);
+        lengths[r] = draw % 5 == 0 ? 0 : (size_t)(draw >> 8) % 20000;
+        if (r < rank)
+            first += lengths[r];
+        n += lengths[r];
+    }
+    unsigned char *input = malloc(n * in_size + 1), *want = malloc(n * size + 1),
+                  *got = malloc(lengths[rank] * size + 1);
+    test_fill_random(c->in_type, TEST_VALUES_UNIFORM, input, n, &rng);
+    unsigned char item[8];
+    test_fill_random(c->in_type, TEST_VALUES_UNIFORM, item, 1, &rng);
+    const uint64_t init = test_convert_item(c->in_type, c->out_type, item);
+    uint64_t want_total = 0, got_total = 0;
+
+    /* The reference: one scan of the whole input on a CPU handle. */
+    dlscan_handle_t whole = NULL;
+    dlscan_create_cpu(&whole, 1);
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.in_type = c->in_type;
+    a.out_type = c->out_type;
+    a.op = c->op;
+    a.exclusive = c->exclusive;
+    a.init = c->with_init ? &init : NULL;
+    a.d_in = input;
+    a.d_out = want;
+    a.n = n;
+    a.d_total = &want_total;
+    EXPECT_RANK(dlscan_scan(whole, &a, NULL) == DLSCAN_SUCCESS, "the reference: %s", dlscan_last_error(whole));
+    dlscan_destroy(whole);
+
+    /* This rank's slice, across the ranks. */
+    const void *in = input + first * in_size;
+    void *out = got, *total = &got_total;
+#ifdef DLSCAN_MPI_CUDA
+    if (device) {
+        void *d_in = NULL, *d_out = NULL, *d_total = NULL;
+        cudaMalloc(&d_in, lengths[rank] * in_size + 1);
+        cudaMalloc(&d_out, lengths[rank] * size + 1);
+        cudaMalloc(&d_total, 8);
+        cudaMemcpy(d_in, in, lengths[rank] * in_size, cudaMemcpyHostToDevice);
+        in = d_in, out = d_out, total = d_total;
+    }
+#endif
+    a.d_in = in;
+    a.d_out = out;
+    a.n = lengths[rank];
+    a.d_total = total;
+    const dlscan_status status = dlscan_mpi_scan(h, &a, MPI_COMM_WORLD, NULL);
+    EXPECT_RANK(status == DLSCAN_SUCCESS, "%s items into %s, %s: %s (%s)", test_type_name(c->in_type),
+                test_type_name(c->out_type), device ? "gpu" : "cpu", dlscan_status_string(status),
+                dlscan_last_error(h));
+#ifdef DLSCAN_MPI_CUDA
+    if (device) {
+        cudaMemcpy(got, out, lengths[rank] * size, cudaMemcpyDeviceToHost);
+        cudaMemcpy(&got_total, total, size, cudaMemcpyDeviceToHost);
+        cudaFree((void *)in), cudaFree(out), cudaFree(total);
+    }
+#endif
+    EXPECT_RANK(memcmp(got, want + first * size, lengths[rank] * size) == 0,
+                "%s %s items into %s, %s: the slice differs from one scan's", device ? "gpu" : "cpu",
+                test_type_name(c->in_type), test_type_name(c->out_type), c->exclusive ? "exclusive" : "inclusive");
+    EXPECT_RANK(memcmp(&got_total, &want_total, size) == 0, "%s %s items into %s: the total differs",
+                device ? "gpu" : "cpu", test_type_name(c->in_type), test_type_name(c->out_type));
+    free(input);
+    free(want);
+    free(got);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rank = 0, ranks = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    uint64_t seed = test_seed();
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    const int count = ACROSS_EXACT_CASE_COUNT;
+    if (rank == 0)
+        printf("TAP version 13\n1..3\n");
+
+    int step = 0;
+    for (int device = 0; device <= 1; ++device) {
+        dlscan_handle_t h = NULL;
+#ifdef DLSCAN_MPI_CUDA
+        int devices = 0;
+        if (device && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+            cudaSetDevice(rank % devices);
+#endif
+        const dlscan_status created = device ? dlscan_create(&h) : dlscan_create_cpu(&h, 2);
+        int have = created == DLSCAN_SUCCESS, everywhere = 0;
+        MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        ++step;
+        if (!everywhere) {
+            if (rank == 0)
+                printf("ok %d - %s handles # SKIP no GPU on every rank\n", step, device ? "GPU" : "CPU");
+            dlscan_destroy(h);
+            continue;
+        }
+        const int before = failures;
+        for (int i = 0; i < count; ++i)
+            run_case(h, device, &across_exact_cases[i], seed + (uint64_t)i, rank, ranks);
+        int mine = failures - before, all = 0;
+        MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("%s %d - %d ranks on %s handles, %d cases\n", all ? "not ok" : "ok", step, ranks,
+                   device ? "GPU" : "CPU", count);
+        dlscan_destroy(h);
+    }
+
+    /* MPI_COMM_NULL is refused with a message, nothing written. */
+    dlscan_handle_t h = NULL;
+    dlscan_create_cpu(&h, 1);
+    int32_t in[4] = {1, 2, 3, 4}, out[4] = {-1, -1, -1, -1};
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = in;
+    a.d_out = out;
+    a.n = 4;
+    const int before = failures;
+    EXPECT_RANK(dlscan_mpi_scan(h, &a, MPI_COMM_NULL, NULL) == DLSCAN_ERROR_EXCHANGE &&
+                    strstr(dlscan_last_error(h), "MPI_COMM_NULL") && out[0] == -1 && out[3] == -1,
+                "MPI_COMM_NULL: %s", dlscan_last_error(h));
+    dlscan_destroy(h);
+    int mine = failures - before, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s %d - MPI_COMM_NULL is refused\n", all ? "not ok" : "ok", ++step);
+    mine = failures;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
