@@ -667,6 +667,54 @@ Test(cli, init_is_folded_in_front_of_every_chunk)
     }
 }
 
+/* ---------------------------------------------------------------- under mpiexec */
+
+/* Under mpiexec (where the command has the MPI binding: tests/meson.build names mpiexec in
+ * DLSCAN_MPIEXEC), 1, 2, 3 and 5 ranks split one file and write one output, byte for byte the
+ * one process's: an exclusive int64 sum with --init, a float16 max, int32 into int64. Text
+ * and standard output are refused, and leave nothing. */
+Test(cli, mpiexec_ranks_split_one_file, .timeout = 120)
+{
+    const char *mpiexec = getenv("DLSCAN_MPIEXEC");
+    if (!mpiexec || !*mpiexec)
+        cr_skip_test("this dlscan command has no MPI binding");
+    static const char *const scans[] = {"--type int64 --exclusive --init 5", "--type float16 --op max",
+                                        "--type int32 --out-type int64"};
+    static const int rank_counts[] = {1, 2, 3, 5};
+    uint64_t rng = 4242;
+    const size_t n = 20011;
+    uint64_t *bits = malloc(n * sizeof *bits);
+    cr_assert(bits);
+    for (size_t i = 0; i < n; ++i) /* float16 items: finite ones; int32 and int64: any */
+        bits[i] = next_random(&rng) & 0x3bff3bff3bff3bffull;
+    write_file(in_work("in.bin"), bits, n * sizeof *bits);
+    char command[4096];
+    for (size_t k = 0; k < sizeof scans / sizeof scans[0]; ++k) {
+        snprintf(command, sizeof command, "%s scan --backend cpu %s %s %s", getenv("DLSCAN_CLI"), scans[k],
+                 in_work("in.bin"), in_work("one.bin"));
+        cr_assert_eq(system(command), 0, "%s", command);
+        size_t want_size = 0, got_size = 0;
+        char *want = read_file(in_work("one.bin"), &want_size);
+        for (size_t r = 0; r < sizeof rank_counts / sizeof rank_counts[0]; ++r) {
+            snprintf(command, sizeof command, "%s -n %d %s scan --backend cpu %s %s %s", mpiexec, rank_counts[r],
+                     getenv("DLSCAN_CLI"), scans[k], in_work("in.bin"), in_work("ranks.bin"));
+            cr_assert_eq(system(command), 0, "%s", command);
+            char *got = read_file(in_work("ranks.bin"), &got_size);
+            cr_expect(got_size == want_size && memcmp(got, want, want_size) == 0, "%d ranks: %s", rank_counts[r],
+                      scans[k]);
+            free(got);
+            remove(in_work("ranks.bin"));
+        }
+        free(want);
+    }
+    snprintf(command, sizeof command, "%s -n 2 %s scan --backend cpu --type int64 --format text %s %s 2>/dev/null",
+             mpiexec, getenv("DLSCAN_CLI"), in_work("in.bin"), in_work("text.txt"));
+    cr_expect_neq(system(command), 0, "text under mpiexec");
+    cr_expect(!file_exists(in_work("text.txt")), "a refused scan under mpiexec left its output");
+    cr_expect(!leftover_temporary_files(), "a scan under mpiexec left a temporary file");
+    free(bits);
+}
+
 /* ---------------------------------------------------------------- output types */
 
 /* --out-type: each item converted as C converts it, the scan in the output type, --init a

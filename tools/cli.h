@@ -3,7 +3,7 @@
  * (info.c, scan.c, select.c, unique.c, run_length.c, bench.c); manual.c holds the manual
  * and the error convention, which they all use; manpage.c turns the manual into the man
  * page; backend.c picks the backend, helpers.c finds and runs helper programs, progress.c
- * draws the progress bar.
+ * draws the progress bar, ranks.c the MPI job of `mpiexec -n P dlscan scan`.
  * values.h has the element types and their numbers, files.h the input and output files
  * (files.c, output.c), segments.h the keys and offsets of segmented scans (segments.c),
  * chunks.h a chunk's memory, compact.h what the compaction commands share (compact.c).
@@ -104,6 +104,21 @@ void no_gpu_reason(char *reason, size_t size);
  * `quiet`, in a build with the GPU backend (one without it says nothing). */
 int open_handle(backend_choice choice, int threads, int quiet, const char *activity,
                 dlscan_handle_t *h, int *on_gpu);
+
+/* ---- ranks.c: the MPI job under mpiexec (one rank elsewhere) ---- */
+
+/* Initializes MPI where mpiexec started this process, in a build with the MPI binding. Returns
+ * the ranks (1 outside an MPI job), or -1 where MPI_Init failed. */
+int ranks_start(int *argc, char ***argv);
+int ranks_rank(void);
+int ranks_count(void);
+/* dlscan_mpi_scan over the job's ranks (dlscan_scan with one rank). */
+dlscan_status ranks_scan(dlscan_handle_t h, const dlscan_scan_args *a);
+/* The largest of the ranks' statuses, on every rank. */
+int ranks_worst(int status);
+/* count bytes from rank 0 to every rank. */
+void ranks_share(void *bytes, size_t count);
+void ranks_stop(void);
 
 /* ---- helpers.c: helper programs ---- */
 

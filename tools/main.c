@@ -53,7 +53,14 @@ int main(int argc, char **argv)
 
     int status;
     const char *command = count > 1 ? args[1] : NULL;
-    if (!command) {
+    const int ranks = ranks_start(&argc, &argv);
+    if (ranks < 0) {
+        status = fail(STATUS_FAILED, "MPI_Init failed (under mpiexec)");
+    } else if (ranks > 1 && (!command || strcmp(command, "scan") != 0)) {
+        status = ranks_rank() > 0 ? STATUS_BAD_INPUT
+                                  : fail(STATUS_BAD_INPUT, "under mpiexec with %d ranks: only 'dlscan "
+                                                           "scan' splits its file among the ranks", ranks);
+    } else if (!command) {
         status = fail(STATUS_BAD_INPUT, "missing command; the commands are " COMMANDS
                                         " (see 'dlscan --help')");
     } else if (strcmp(command, "scan") == 0) {
@@ -85,5 +92,6 @@ int main(int argc, char **argv)
     if (fflush(stdout) != 0 && status == STATUS_OK)
         status = fail(STATUS_FAILED, "writing standard output failed: %s", strerror(errno));
     free(args);
+    ranks_stop();
     return status;
 }

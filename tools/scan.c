@@ -41,10 +41,14 @@
  * explicit --chunk-items that holds less is refused). The input must end on an array's end.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #ifdef DLSCAN_CLI_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -353,6 +357,144 @@ static size_t segment_item_size(const scan_options *o)
                                              : 0;
 }
 
+/* Reads (or writes) bytes at `offset` of a file until all are done; 0, or -1 with errno. */
+static int whole_io(int fd, void *bytes, size_t count, off_t offset, int write)
+{
+    char *at = bytes;
+    while (count > 0) {
+        const ssize_t done = write ? pwrite(fd, at, count, offset) : pread(fd, at, count, offset);
+        if (done <= 0) {
+            if (done == 0)
+                errno = EIO;
+            return -1;
+        }
+        at += done, count -= (size_t)done, offset += done;
+    }
+    return 0;
+}
+
+/* `mpiexec -n P dlscan scan ...` (ranks.c): rank r scans items [n r / P, n (r + 1) / P) of IN,
+ * all of them one scan across the ranks (dlscan_mpi_scan), into one OUT: rank 0 opens OUT's
+ * temporary file (output.c), every rank writes its slice there at its place, and rank 0 puts
+ * the file in place once every rank has written, so OUT is complete or not there. Binary files
+ * (IN and OUT named, OUT a file) and plain scans only; a rank's slice is one piece of memory.
+ * Every rank returns the worst rank's status. */
+static int scan_ranks(const scan_options *o, const void *seed)
+{
+    const int rank = ranks_rank(), ranks = ranks_count();
+    const type_info *type = o->type;
+    int status = STATUS_OK, fd = -1, on_gpu = 0;
+    if (o->stream.text || o->segments || o->axis_length || !o->in_path || !strcmp(o->in_path, "-") ||
+        !o->out_path || !strcmp(o->out_path, "-"))
+        status = rank > 0 ? STATUS_BAD_INPUT
+                          : fail(STATUS_BAD_INPUT, "scan: under mpiexec, IN and OUT are binary files and "
+                                                   "the scan a plain one: no standard input or output, "
+                                                   "--format text, --keys, --offsets or --axis-length");
+    struct stat about;
+    unsigned long long n = 0;
+    if (status == STATUS_OK) {
+        fd = open(o->in_path, O_RDONLY);
+        /* (every rank meets the same file: rank 0 says what is wrong with it) */
+        if (fd < 0 || fstat(fd, &about) != 0 || !S_ISREG(about.st_mode))
+            status = rank > 0 ? STATUS_BAD_INPUT
+                              : fail(STATUS_BAD_INPUT, "scan: %s: %s", o->in_path,
+                                     fd < 0 ? strerror(errno) : "under mpiexec, IN is a regular file");
+        else if ((unsigned long long)about.st_size % type->size)
+            status = rank > 0 ? STATUS_BAD_INPUT
+                              : fail(STATUS_BAD_INPUT, "scan: %s: %llu bytes is no whole number of %s items",
+                                     o->in_path, (unsigned long long)about.st_size, type->name);
+        else
+            n = (unsigned long long)about.st_size / type->size;
+    }
+    const size_t first = (size_t)(n * (unsigned long long)rank / (unsigned long long)ranks);
+    const size_t count = (size_t)(n * (unsigned long long)(rank + 1) / (unsigned long long)ranks) - first;
+    const size_t out_size = o->scan_type->size;
+    char *in = malloc(count * type->size + 1), *result = malloc(count * out_size + 1);
+    if (status == STATUS_OK && (!in || !result))
+        status = fail(STATUS_FAILED, "scan: out of memory for a slice of %zu items", count);
+    if (status == STATUS_OK && whole_io(fd, in, count * type->size, (off_t)(first * type->size), 0) != 0)
+        status = fail(STATUS_FAILED, "scan: reading %s: %s", o->in_path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+
+    /* The scan, on this rank's GPU (rank % GPUs) or its CPU. */
+    dlscan_handle_t h = NULL;
+    if ((status = ranks_worst(status)) == STATUS_OK) {
+#ifdef DLSCAN_CLI_HAVE_CUDA
+        int devices = 0;
+        if (o->stream.backend != BACKEND_CPU && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+            cudaSetDevice(rank % devices);
+        (void)cudaGetLastError();
+#endif
+        status = open_handle(o->stream.backend, o->stream.threads, o->quiet || rank > 0,
+                             "scanning on the CPU backend", &h, &on_gpu);
+        if (status == STATUS_OK)
+            status = check_pair(h, o);
+    }
+    if ((status = ranks_worst(status)) == STATUS_OK) {
+        dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+        a.d_in = in;
+        a.d_out = result;
+        a.n = count;
+        a.in_type = type->type;
+        a.out_type = o->scan_type->type;
+        a.op = o->op;
+        a.exclusive = o->exclusive;
+        a.init = seed;
+#ifdef DLSCAN_CLI_HAVE_CUDA
+        void *d_in = NULL, *d_out = NULL;
+        if (on_gpu && (cudaMalloc(&d_in, count * type->size + 1) != cudaSuccess ||
+                       cudaMalloc(&d_out, count * out_size + 1) != cudaSuccess ||
+                       cudaMemcpy(d_in, in, count * type->size, cudaMemcpyHostToDevice) != cudaSuccess))
+            status = fail(STATUS_FAILED, "scan: device memory for a slice of %zu items", count);
+        if (on_gpu)
+            a.d_in = d_in, a.d_out = d_out;
+        /* every rank joins the exchange, with no items where this one failed */
+        if (status != STATUS_OK)
+            a.n = 0;
+#endif
+        const dlscan_status scanned = ranks_scan(h, &a);
+        if (status == STATUS_OK && scanned != DLSCAN_SUCCESS)
+            status = fail(STATUS_FAILED, "dlscan_mpi_scan failed: %s", dlscan_last_error(h));
+#ifdef DLSCAN_CLI_HAVE_CUDA
+        if (status == STATUS_OK && on_gpu &&
+            cudaMemcpy(result, d_out, count * out_size, cudaMemcpyDeviceToHost) != cudaSuccess)
+            status = fail(STATUS_FAILED, "scan: copying the slice from the device");
+        cudaFree(d_in);
+        cudaFree(d_out);
+#endif
+        if (status == STATUS_OK && o->scan_type != o->out_type) /* float32 to float16 or bfloat16 */
+            round_to_16_bits(o->out_type, result, 0, count);
+    }
+
+    /* One output file: rank 0's temporary one, every slice at its place. */
+    output_file out = {0};
+    char temp[sizeof out.temp_path] = "";
+    if ((status = ranks_worst(status)) == STATUS_OK && rank == 0) {
+        status = output_open(&out, o->out_path);
+        if (status == STATUS_OK && !out.temp_path[0])
+            status = fail(STATUS_BAD_INPUT, "scan: %s: under mpiexec, OUT is a regular file", o->out_path);
+        memcpy(temp, out.temp_path, sizeof temp);
+    }
+    if ((status = ranks_worst(status)) == STATUS_OK) {
+        ranks_share(temp, sizeof temp);
+        const size_t bytes = count * o->out_type->size;
+        const int wfd = open(temp, O_WRONLY);
+        if (wfd < 0 || whole_io(wfd, result, bytes, (off_t)(first * o->out_type->size), 1) != 0)
+            status = fail(STATUS_FAILED, "scan: writing %s: %s", o->out_path, strerror(errno));
+        if (wfd >= 0 && close(wfd) != 0 && status == STATUS_OK)
+            status = fail(STATUS_FAILED, "scan: writing %s: %s", o->out_path, strerror(errno));
+    }
+    status = ranks_worst(status);
+    if (rank == 0 && out.f)
+        status = status == STATUS_OK ? output_commit(&out) : (output_discard(&out), status);
+    status = ranks_worst(status);
+    dlscan_destroy(h);
+    free(in);
+    free(result);
+    return status;
+}
+
 int cmd_scan(int argc, char **argv)
 {
     scan_options o;
@@ -363,7 +505,9 @@ int cmd_scan(int argc, char **argv)
     scan_value init;
     const void *seed;
     if ((status = first_seed(&o, &init, &seed)) != STATUS_OK)
-        return status;
+        return ranks_worst(status);
+    if (ranks_count() > 1)
+        return scan_ranks(&o, seed);
 
     input_file in;
     output_file out = {0}, totals = {0};

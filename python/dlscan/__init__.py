@@ -22,6 +22,10 @@ else the legacy default stream; the call only enqueues work. New outputs are mad
 input's own library (numpy.empty, torch.empty, cupy.empty, or the array API's empty); pass
 out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
 
+group= scans one array spread over the ranks of an mpi4py communicator (NumPy arrays, or CUDA
+arrays through the host) or of a torch.distributed process group (CUDA tensors over its NCCL):
+each rank passes its slice and gets its slice of one scan of them all, in rank order.
+
 Handles are kept per thread and device, created on first use. A failed call raises
 dlscan.Error with the library's message: dlscan.ArgumentError (also a ValueError),
 dlscan.DtypeError (also a TypeError) and dlscan.OutOfMemoryError (also a MemoryError) for the
@@ -174,4 +178,53 @@ def _axis_error(axis, ndim, prefix):
     return AxisError(axis, ndim, f"dlscan.{prefix}")
 
 
-_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream, _torch_door, _axis_error)
+def _is_mpi(group):
+    """An mpi4py communicator, or an object that gathers as one does (Get_rank, Get_size,
+    Allgather of buffers)."""
+    return hasattr(group, "Allgather") and hasattr(group, "Get_rank")
+
+
+def _group_ranks(group):
+    """group=: (its rank, its ranks, 1 where it gathers device memory as it is: a
+    torch.distributed process group; an mpi4py communicator gathers host memory)."""
+    if _is_mpi(group):
+        return group.Get_rank(), group.Get_size(), 0
+    import torch.distributed as dist
+    return dist.get_rank(group), dist.get_world_size(group), 1
+
+
+class _DeviceBytes:
+    """nbytes of device memory at an address, for torch.as_tensor (no copy)."""
+
+    def __init__(self, address, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
+                                         "data": (address, False), "strides": None}
+
+
+def _group_all_gather(group, send, recv, nbytes, on_device, stream):
+    """A scan across ranks' exchange: every rank's nbytes at send into recv, in rank order. Host
+    memory for an mpi4py communicator (the module stages device memory); for a torch.distributed
+    group, device memory (CUDA tensors, on the call's stream) or host memory (CPU tensors)."""
+    import ctypes
+    if _is_mpi(group):
+        ranks = group.Get_size()
+        group.Allgather((ctypes.c_char * nbytes).from_address(send),
+                        (ctypes.c_char * (nbytes * ranks)).from_address(recv))
+        return
+    import torch
+    import torch.distributed as dist
+    ranks = dist.get_world_size(group)
+    if not on_device:
+        mine = torch.frombuffer((ctypes.c_char * nbytes).from_address(send), dtype=torch.uint8)
+        everyone = torch.frombuffer((ctypes.c_char * (nbytes * ranks)).from_address(recv),
+                                    dtype=torch.uint8)
+        dist.all_gather_into_tensor(everyone, mine, group=group)
+        return
+    mine = torch.as_tensor(_DeviceBytes(send, nbytes), device="cuda")
+    everyone = torch.as_tensor(_DeviceBytes(recv, nbytes * ranks), device="cuda")
+    with torch.cuda.stream(torch.cuda.ExternalStream(stream) if stream else torch.cuda.default_stream()):
+        dist.all_gather_into_tensor(everyone, mine, group=group)
+
+
+_dlscan._setup(_empty, _dtype_name, _stream_handle, _current_stream, _torch_door, _axis_error,
+               _group_ranks, _group_all_gather)

@@ -153,9 +153,11 @@ PyObject *dlpy_raise_status(dlscan_status status, const char *message, const cha
 
 /* dlscan/__init__.py's helpers, set by its call of _dlscan._setup(): _empty(like, shape,
  * dtype), _dtype_name(dtype), _stream_handle(stream), _current_stream(like, device),
- * _torch_door(), _axis_error(axis, ndim, prefix). */
+ * _torch_door(), _axis_error(axis, ndim, prefix), _group_ranks(group) and
+ * _group_all_gather(group, send, recv, nbytes, on_device, stream) (scans across ranks). */
 extern PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper,
-    *dlpy_current_stream_helper, *dlpy_torch_door_helper, *dlpy_axis_error_helper;
+    *dlpy_current_stream_helper, *dlpy_torch_door_helper, *dlpy_axis_error_helper,
+    *dlpy_group_ranks_helper, *dlpy_group_all_gather_helper;
 
 /* An operand or Python return value that is a tuple of two (out=(a, b)) split into a and b,
  * each NULL where None or where out is NULL. */

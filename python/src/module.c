@@ -7,7 +7,8 @@
 #include "binding.h"
 
 PyObject *dlpy_empty_helper, *dlpy_dtype_helper, *dlpy_stream_helper, *dlpy_current_stream_helper,
-    *dlpy_torch_door_helper, *dlpy_axis_error_helper;
+    *dlpy_torch_door_helper, *dlpy_axis_error_helper, *dlpy_group_ranks_helper,
+    *dlpy_group_all_gather_helper;
 
 static PyObject *dlpy_error, *dlpy_argument_error, *dlpy_dtype_error, *dlpy_memory_error;
 
@@ -98,10 +99,13 @@ PyObject *dlpy_head(PyObject *array, size_t count)
 static PyObject *dlpy_setup(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *empty, *dtype, *stream, *current_stream, *torch_door, *axis_error;
-    if (!PyArg_ParseTuple(args, "OOOOOO:_setup", &empty, &dtype, &stream, &current_stream,
-                          &torch_door, &axis_error))
+    PyObject *empty, *dtype, *stream, *current_stream, *torch_door, *axis_error, *group_ranks,
+        *group_all_gather;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO:_setup", &empty, &dtype, &stream, &current_stream,
+                          &torch_door, &axis_error, &group_ranks, &group_all_gather))
         return NULL;
+    Py_XSETREF(dlpy_group_ranks_helper, Py_NewRef(group_ranks));
+    Py_XSETREF(dlpy_group_all_gather_helper, Py_NewRef(group_all_gather));
     Py_XSETREF(dlpy_empty_helper, Py_NewRef(empty));
     Py_XSETREF(dlpy_dtype_helper, Py_NewRef(dtype));
     Py_XSETREF(dlpy_stream_helper, Py_NewRef(stream));
@@ -123,7 +127,7 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
 
 #define DLPY_SCAN_DOC(name, what, numpy)                                                          \
     name "(x, *, axis=None, dtype=None, out=None, exclusive=False, initial=None, total=None, "  \
-         "deterministic=False, stream=None, keys=None, offsets=None)\n--\n\n"                    \
+         "deterministic=False, stream=None, keys=None, offsets=None, group=None)\n--\n\n"      \
          "The running " what " of the array x, in one pass (" numpy ").\n\n"                     \
          "x: a NumPy array (scanned on the CPU), or an array with __dlpack__ or\n"               \
          "   __cuda_array_interface__ on a CUDA device (PyTorch, CuPy, ...), scanned there;\n"   \
@@ -154,7 +158,12 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
          "   of the last (segment k: x[offsets[k]:offsets[k+1]]), rising, at most len(x);\n"  \
          "   items outside the segments are not written. With keys or offsets, initial is a\n" \
          "   number that starts every segment, and total is not taken. With axis: no keys\n" \
-         "   or offsets, initial is a number that starts every scan, and no total.\n\n"       \
+         "   or offsets, initial is a number that starts every scan, and no total.\n"         \
+         "group: a scan across ranks: an mpi4py communicator (NumPy arrays, or CUDA arrays\n"   \
+         "   whose ranks' totals go through the host) or a torch.distributed process group\n" \
+         "   (CUDA tensors, over its NCCL); every rank of it calls with its slice x of one\n"   \
+         "   array, flattened, and gets its slice of one scan of the ranks' slices in rank\n"   \
+         "   order (total: the whole array's). No axis, keys or offsets with it.\n\n"           \
          "Returns out. On a GPU the call only enqueues the scan."
 
 static PyMethodDef dlpy_methods[] = {

@@ -2,7 +2,8 @@
  * scan.c: cumsum, cummin and cummax, each one dlscan_scan call, and reserve. The output type
  * is dtype=, else out='s, else NumPy's choice (cumsum widens bool and integers narrower than
  * 64 bits to int64 or uint64; otherwise the input's type). keys= or offsets= make the call a
- * segmented scan (dlscan.h, dlscan_scan_args' second version).
+ * segmented scan (dlscan.h, dlscan_scan_args' second version); group= a scan across the ranks
+ * of an mpi4py communicator or a torch.distributed group (dlscan_scan_across).
  *
  * x may have any number of dimensions, C-contiguous. axis=None (the default) scans it
  * flattened into a 1-D output, as numpy.cumsum does; axis=d scans along dimension d into an
@@ -10,6 +11,12 @@
  * axis_stride = the product of the extents after d. A 0-d x is one item, as for NumPy.
  */
 #include "binding.h" /* Python.h first, as Python asks */
+
+#include <stdio.h>
+#include <stdlib.h>
+#ifdef DLPY_GPU
+#include <cuda_runtime_api.h>
+#endif
 
 #include <string.h>
 
@@ -104,18 +111,95 @@ static int dlpy_check_out_shape(const dlpy_array *in, const dlpy_array *out, int
     return -1;
 }
 
+/* A scan across ranks (group=): its exchange's all-gather calls dlscan/__init__.py's
+ * _group_all_gather with the GIL held. An mpi4py communicator gathers host memory, so on a GPU
+ * handle the values go through the host here (after the slice's reduction on `stream`); a
+ * torch.distributed group gathers them where they are, on the call's stream. */
+typedef struct dlpy_group {
+    PyObject *group;
+    int ranks;
+    int device_memory; /* 1: the group gathers device memory (torch.distributed) */
+} dlpy_group;
+
+static int dlpy_group_all_gather(void *context, const void *send, void *recv, size_t bytes, int on_device,
+                                 cudaStream_t stream, char *why, size_t why_size)
+{
+    const dlpy_group *g = context;
+    unsigned char staged[16], *gathered = NULL;
+    const void *from = send;
+    void *to = recv;
+    int device = on_device;
+#ifdef DLPY_GPU
+    if (on_device && !g->device_memory) {
+        gathered = bytes <= sizeof staged ? malloc((size_t)g->ranks * bytes) : NULL;
+        cudaError_t error = gathered ? cudaMemcpyAsync(staged, send, bytes, cudaMemcpyDeviceToHost, stream)
+                                     : cudaErrorMemoryAllocation;
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(stream);
+        if (error != cudaSuccess) {
+            snprintf(why, why_size, "the rank's total to the host: %s", cudaGetErrorString(error));
+            free(gathered);
+            return 1;
+        }
+        from = staged, to = gathered, device = 0;
+    }
+#endif
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *result = PyObject_CallFunction(dlpy_group_all_gather_helper, "OKKnin", g->group,
+                                             (unsigned long long)(uintptr_t)from,
+                                             (unsigned long long)(uintptr_t)to, (Py_ssize_t)bytes,
+                                             device, (Py_ssize_t)(intptr_t)stream);
+    const int failed = !result;
+    if (failed) {
+        PyObject *type, *value, *trace;
+        PyErr_Fetch(&type, &value, &trace);
+        PyObject *text = value ? PyObject_Str(value) : NULL;
+        snprintf(why, why_size, "%s: %s", type ? ((PyTypeObject *)type)->tp_name : "an exception",
+                 text ? PyUnicode_AsUTF8(text) : "?");
+        PyErr_Clear();
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(trace);
+    }
+    Py_XDECREF(result);
+    PyGILState_Release(gil);
+#ifdef DLPY_GPU
+    if (gathered && !failed) {
+        cudaError_t error = cudaMemcpyAsync(recv, gathered, (size_t)g->ranks * bytes, cudaMemcpyHostToDevice,
+                                            stream);
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(stream); /* before `gathered` goes */
+        if (error != cudaSuccess) {
+            snprintf(why, why_size, "the ranks' totals to the device: %s", cudaGetErrorString(error));
+            free(gathered);
+            return 1;
+        }
+    }
+#endif
+    free(gathered);
+    return failed;
+}
+
 static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const char *func,
                            const char *format)
 {
     static char *keywords[] = {"x", "axis", "dtype", "out", "exclusive", "initial", "total",
-                               "deterministic", "stream", "keys", "offsets", NULL};
+                               "deterministic", "stream", "keys", "offsets", "group", NULL};
     PyObject *x, *axis = Py_None, *dtype = Py_None, *out = Py_None, *initial = Py_None,
-                 *total = Py_None, *stream = Py_None, *keys = Py_None, *offsets = Py_None;
+                 *total = Py_None, *stream = Py_None, *keys = Py_None, *offsets = Py_None,
+                 *group = Py_None;
     int exclusive = 0, deterministic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &x, &axis, &dtype, &out,
                                      &exclusive, &initial, &total, &deterministic, &stream, &keys,
-                                     &offsets))
+                                     &offsets, &group))
         return NULL;
+    if (group != Py_None && (axis != Py_None || keys != Py_None || offsets != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: group with %s: a scan across ranks runs over x "
+                     "flattened, without segments", func,
+                     axis != Py_None ? "axis" : keys != Py_None ? "keys" : "offsets");
+        return NULL;
+    }
 
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream};
     dlpy_array in = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY, init = DLPY_ARRAY_EMPTY,
@@ -253,9 +337,23 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         a.axis_stride = axis_stride;
     }
     dlscan_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = dlscan_scan(h, &a, (cudaStream_t)place.handle);
-    Py_END_ALLOW_THREADS
+    if (group != Py_None) { /* across the group's ranks */
+        PyObject *ranks = PyObject_CallFunction(dlpy_group_ranks_helper, "O", group);
+        dlpy_group g = {.group = group};
+        int rank = 0;
+        const int parsed = ranks && PyArg_ParseTuple(ranks, "iii", &rank, &g.ranks, &g.device_memory);
+        Py_XDECREF(ranks);
+        if (!parsed)
+            goto done;
+        const dlscan_exchange exchange = {rank, g.ranks, dlpy_group_all_gather, &g, NULL};
+        Py_BEGIN_ALLOW_THREADS
+        status = dlscan_scan_across(h, &a, &exchange, (cudaStream_t)place.handle);
+        Py_END_ALLOW_THREADS
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        status = dlscan_scan(h, &a, (cudaStream_t)place.handle);
+        Py_END_ALLOW_THREADS
+    }
     if (status != DLSCAN_SUCCESS)
         dlpy_raise(h, status, func);
     else
@@ -273,19 +371,19 @@ done:
 PyObject *dlpy_cumsum(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOOpOOpOOO:cumsum");
+    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOOpOOpOOOO:cumsum");
 }
 
 PyObject *dlpy_cummin(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOOpOOpOOO:cummin");
+    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOOpOOpOOOO:cummin");
 }
 
 PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOOpOOpOOO:cummax");
+    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOOpOOpOOOO:cummax");
 }
 
 PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
