@@ -350,56 +350,6 @@ DLSCAN_API dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void
                                        dlscan_type in_type, dlscan_type out_type, dlscan_op op,
                                        const void *init, cudaStream_t stream);
 
-/* ---- Scans across ranks: dlscan_scan_across ----
- *
- * One array spread over `ranks` participants (the processes of an MPI job, the GPUs of a NCCL
- * communicator): rank r holds the r-th slice, of any length (zero included), and each rank's
- * output is its slice of one scan of the whole array in rank order. Every rank calls
- * dlscan_scan_across with its own slice (args->d_in, d_out, n) and the same in_type, out_type,
- * op, exclusive and init value (from the host or from device memory). d_total, where a rank
- * sets it, gets the whole array's total (init op every item of every rank). Segments and axes (the struct's versions 2 and 3) are not taken yet
- * (DLSCAN_ERROR_NOT_SUPPORTED).
- *
- * The work, on each rank: a reduction of its slice (dlscan_reduce: one read), an all-gather of
- * the ranks' totals (one out_type value each), a scan of those few values from the init, and
- * the scan of the slice from its rank's prefix (one read, one write): 1.5 times the bytes of a
- * local scan. On a GPU handle every step is enqueued on `stream` (with the exchange's own
- * all-gather in between), so nothing waits for the device and a whole call can be captured in
- * a graph where the exchange allows it (NCCL does: make the same call once before capturing,
- * so that the handle's storage, descriptors and scratch for the ranks' totals, has grown).
- * Results: integers exactly as one scan; a float sum differs from one device's by rounding
- * only (each slice is reduced on its own and the totals folded in rank order); an 8- or 16-bit
- * output carries its prefix between ranks rounded to its type, as a chain over chunks does
- * (dlscan_scan, d_total): integer sums wrap the same, float16 and bfloat16 sums round once per
- * rank (scan into float32 to keep float32).
- *
- * The exchange is the caller's transport: dlscan_nccl.h and dlscan_mpi.h make one from a NCCL
- * or MPI communicator (each its own library, libdlscan_nccl and libdlscan_mpi). Its all_gather
- * gathers `bytes` from every rank's `send` into `recv` (ranks x bytes, in rank order), both in
- * the memory the handle scans: on a GPU handle (on_device 1) device memory, the gather
- * enqueued on `stream` after the work before it; on a CPU handle (on_device 0) host memory,
- * done when it returns. It returns 0, or non-zero with a message in why (why_size bytes). A
- * transport that could not be made (a NULL communicator, say) sets `error` to its reason: the
- * call then fails with DLSCAN_ERROR_EXCHANGE and that message, having done nothing.
- *
- * As with any collective, every rank must make the call. A rank whose arguments are refused
- * returns before the exchange, and the other ranks then wait in theirs: check the status on
- * every rank (for NCCL, abort the communicator on an error). Errors: dlscan_scan's,
- * DLSCAN_ERROR_INVALID_ARGUMENT for a NULL exchange, a rank outside 0 .. ranks - 1 or no
- * all_gather, DLSCAN_ERROR_NOT_SUPPORTED for segments or an axis, and DLSCAN_ERROR_EXCHANGE
- * where the transport could not be made or the all-gather failed. */
-typedef struct dlscan_exchange {
-    int rank;  /* this rank: 0 .. ranks - 1 */
-    int ranks; /* at least 1 */
-    int (*all_gather)(void *context, const void *send, void *recv, size_t bytes, int on_device,
-                      cudaStream_t stream, char *why, size_t why_size);
-    void *context;
-    const char *error; /* NULL, or why the transport could not be made */
-} dlscan_exchange;
-
-DLSCAN_API dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args,
-                                            const dlscan_exchange *exchange, cudaStream_t stream);
-
 /* ---- Stream compaction ----
  *
  * Each call is one kernel launch on the scan's machinery: the exclusive prefix of the
@@ -462,6 +412,73 @@ DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_k
                                               void *d_values_out, size_t *d_num_runs, size_t n,
                                               dlscan_type key_type, dlscan_type value_type,
                                               dlscan_op op, cudaStream_t stream);
+
+/* ---- Scans across ranks: dlscan_scan_across ----
+ *
+ * One array spread over `ranks` participants (the processes of an MPI job, the GPUs of a NCCL
+ * communicator): rank r holds the r-th slice, of any length (zero included), and each rank's
+ * output is its slice of one scan of the whole array in rank order. Every rank calls
+ * dlscan_scan_across with its own slice (args->d_in, d_out, n) and the same in_type, out_type,
+ * op, exclusive and init value (from the host or from device memory). d_total, where a rank
+ * sets it, gets the whole array's total (init op every item of every rank). Segments and axes (the struct's versions 2 and 3) are not taken yet
+ * (DLSCAN_ERROR_NOT_SUPPORTED).
+ *
+ * The work, on each rank: a reduction of its slice (dlscan_reduce: one read), an all-gather of
+ * the ranks' totals (one out_type value each), a scan of those few values from the init, and
+ * the scan of the slice from its rank's prefix (one read, one write): 1.5 times the bytes of a
+ * local scan. On a GPU handle every step is enqueued on `stream` (with the exchange's own
+ * all-gather in between), so nothing waits for the device and a whole call can be captured in
+ * a graph where the exchange allows it (NCCL does: make the same call once before capturing,
+ * so that the handle's storage, descriptors and scratch for the ranks' totals, has grown).
+ * Results: integers exactly as one scan; a float sum differs from one device's by rounding
+ * only (each slice is reduced on its own and the totals folded in rank order); an 8- or 16-bit
+ * output carries its prefix between ranks rounded to its type, as a chain over chunks does
+ * (dlscan_scan, d_total): integer sums wrap the same, float16 and bfloat16 sums round once per
+ * rank (scan into float32 to keep float32).
+ *
+ * The exchange is the caller's transport: dlscan_nccl.h and dlscan_mpi.h make one from a NCCL
+ * or MPI communicator (each its own library, libdlscan_nccl and libdlscan_mpi). Its all_gather
+ * gathers `bytes` from every rank's `send` into `recv` (ranks x bytes, in rank order), both in
+ * the memory the handle scans: on a GPU handle (on_device 1) device memory, the gather
+ * enqueued on `stream` after the work before it; on a CPU handle (on_device 0) host memory,
+ * done when it returns. It returns 0, or non-zero with a message in why (why_size bytes). A
+ * transport that could not be made (a NULL communicator, say) sets `error` to its reason: the
+ * call then fails with DLSCAN_ERROR_EXCHANGE and that message, having done nothing.
+ *
+ * As with any collective, every rank must make the call. A rank whose arguments are refused
+ * returns before the exchange, and the other ranks then wait in theirs: check the status on
+ * every rank (for NCCL, abort the communicator on an error). Errors: dlscan_scan's,
+ * DLSCAN_ERROR_INVALID_ARGUMENT for a NULL exchange, a rank outside 0 .. ranks - 1 or no
+ * all_gather, DLSCAN_ERROR_NOT_SUPPORTED for segments or an axis, and DLSCAN_ERROR_EXCHANGE
+ * where the transport could not be made or the all-gather failed. */
+typedef struct dlscan_exchange {
+    int rank;  /* this rank: 0 .. ranks - 1 */
+    int ranks; /* at least 1 */
+    int (*all_gather)(void *context, const void *send, void *recv, size_t bytes, int on_device,
+                      cudaStream_t stream, char *why, size_t why_size);
+    void *context;
+    const char *error; /* NULL, or why the transport could not be made */
+} dlscan_exchange;
+
+DLSCAN_API dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args,
+                                            const dlscan_exchange *exchange, cudaStream_t stream);
+
+/* A select across ranks: each rank keeps its own items of its slice (in[i] where d_flags[i] is
+ * not 0, as dlscan_select_flagged; with d_flags NULL, where `in[i] predicate operand` holds, as
+ * dlscan_select_if), writes them to d_out from 0 and their count to *d_num_selected, as those
+ * calls do, and learns where they go in the selection of the whole array: *d_offset gets the
+ * count the ranks before it kept, *d_total_selected (where not NULL) the count of every rank.
+ * The counts are size_t values in the memory the handle scans (device memory for a GPU handle),
+ * written on `stream` with no trip to the host where the exchange needs none (NCCL). The items'
+ * types are compaction's (the 32- and 64-bit types). Errors: those of the two select calls and
+ * of dlscan_scan_across's exchange; d_offset and d_total_selected are checked as d_num_selected
+ * is, before anything is written. */
+DLSCAN_API dlscan_status dlscan_select_across(dlscan_handle_t h, const void *d_in,
+                                              const unsigned char *d_flags, void *d_out,
+                                              size_t *d_num_selected, size_t *d_offset,
+                                              size_t *d_total_selected, size_t n, dlscan_type type,
+                                              dlscan_predicate predicate, const void *operand,
+                                              const dlscan_exchange *exchange, cudaStream_t stream);
 
 /* ---- Options and diagnostics ---- */
 

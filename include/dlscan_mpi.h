@@ -9,7 +9,7 @@
  *   dlscan_mpi_scan(h, &a, MPI_COMM_WORLD, NULL);      (every rank: each its own slice)
  *
  * Each rank's output is its slice of one scan of the ranks' slices in rank order; the rules,
- * the work and the errors are dlscan_scan_across's. On a GPU handle the rank's total goes
+ * the work and the errors are dlscan_scan_across's (dlscan_mpi_select: dlscan_select_across's). On a GPU handle the rank's total goes
  * through the host: the call waits for the slice's reduction on `stream`, gathers the ranks'
  * totals with MPI (host buffers: no CUDA-aware MPI is needed), copies them back and enqueues
  * the rest, so it returns with the slice's scan enqueued, not done. A CPU handle's call is done
@@ -30,6 +30,15 @@ extern "C" {
 
 DLSCAN_API dlscan_status dlscan_mpi_scan(dlscan_handle_t h, const dlscan_scan_args *args, MPI_Comm comm,
                                          cudaStream_t stream);
+
+/* dlscan_select_across (dlscan.h) over the communicator: each rank keeps its items and learns
+ * its offset in the whole selection (*d_offset) and its size (*d_total_selected, or NULL), in
+ * the memory the handle scans; a GPU handle's count goes through the host. */
+DLSCAN_API dlscan_status dlscan_mpi_select(dlscan_handle_t h, const void *d_in, const unsigned char *d_flags,
+                                           void *d_out, size_t *d_num_selected, size_t *d_offset,
+                                           size_t *d_total_selected, size_t n, dlscan_type type,
+                                           dlscan_predicate predicate, const void *operand, MPI_Comm comm,
+                                           cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  *   dlscan_nccl_scan(h, &a, comm, stream);          (every rank: each its own slice)
  *
  * Each rank's output is its slice of one scan of the ranks' slices in rank order; the rules,
- * the work and the errors are dlscan_scan_across's. A CPU handle is refused (NCCL moves device
+ * the work and the errors are dlscan_scan_across's (dlscan_nccl_select: dlscan_select_across's). A CPU handle is refused (NCCL moves device
  * memory; dlscan_mpi.h takes CPU handles), as is a NULL communicator: DLSCAN_ERROR_EXCHANGE.
  */
 #ifndef DLSCAN_NCCL_H
@@ -27,6 +27,15 @@ extern "C" {
 
 DLSCAN_API dlscan_status dlscan_nccl_scan(dlscan_handle_t h, const dlscan_scan_args *args, ncclComm_t comm,
                                           cudaStream_t stream);
+
+/* dlscan_select_across (dlscan.h) over the communicator: each rank keeps its items and learns
+ * its offset in the whole selection (*d_offset) and its size (*d_total_selected, or NULL), in
+ * device memory, without a trip to the host. */
+DLSCAN_API dlscan_status dlscan_nccl_select(dlscan_handle_t h, const void *d_in, const unsigned char *d_flags,
+                                            void *d_out, size_t *d_num_selected, size_t *d_offset,
+                                            size_t *d_total_selected, size_t n, dlscan_type type,
+                                            dlscan_predicate predicate, const void *operand, ncclComm_t comm,
+                                            cudaStream_t stream);
 
 #ifdef __cplusplus
 }

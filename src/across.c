@@ -3,19 +3,17 @@
  * reduces its slice, the caller's exchange all-gathers the ranks' totals, and each rank scans
  * those totals from the init (exclusive: its prefix is the value at its rank) and then its slice
  * from its prefix. Every step but the exchange is a request of the handle's own backend, so on
- * a GPU they are all enqueued on the call's stream. The transports are src/nccl.c and
- * src/mpi.c, each in a library of its own.
+ * a GPU they are all enqueued on the call's stream. A select across ranks (dlscan_select_across)
+ * selects the rank's items, all-gathers the ranks' counts and reduces those before the rank
+ * into its offset. The transports are src/nccl.c and src/mpi.c, each in a library of its own.
  */
 #include <stdio.h>
 
 #include "internal.h"
 
-dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args,
-                                 const dlscan_exchange *exchange, cudaStream_t stream)
+/* The exchange, before anything is enqueued. */
+static dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchange)
 {
-    if (!h)
-        return DLSCAN_ERROR_INVALID_HANDLE;
-    h->last_error[0] = '\0';
     if (!exchange)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange is NULL");
     if (exchange->error)
@@ -26,8 +24,53 @@ dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args
                        exchange->ranks);
     if (!exchange->all_gather)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange->all_gather is NULL");
+    return DLSCAN_SUCCESS;
+}
+
+/* The all-gather of one value of `bytes` a rank at `send`, into `totals` (ranks values). */
+static dlscan_status dl_all_gather(dlscan_handle_t h, const dlscan_exchange *exchange, const void *send,
+                                   void *totals, size_t bytes, cudaStream_t stream)
+{
+    char why[256] = "";
+    if (exchange->all_gather(exchange->context, send, totals, bytes, h->backend->device_memory, stream,
+                             why, sizeof why) != 0)
+        return dl_fail(h, DLSCAN_ERROR_EXCHANGE, "the exchange's all-gather of %zu bytes a rank failed: %s",
+                       bytes, why[0] ? why : "(it gave no reason)");
+    return DLSCAN_SUCCESS;
+}
+
+/* The reduction of `n` values of `type` at `in` (an op sum from 0) into *total: a request of
+ * the backend's own (dlscan_reduce's). */
+static dlscan_status dl_reduce_values(dlscan_handle_t h, const void *in, size_t n, dlscan_type type,
+                                      void *total, cudaStream_t stream)
+{
+    const dl_scan_request r = {
+        .in = in,
+        .n = n,
+        .tiles = dl_tiles(n, h->backend->tile_items(h, dl_acc_type(type))),
+        .tile_descriptors = 1,
+        .in_type = type,
+        .type = type,
+        .acc_type = dl_acc_type(type),
+        .op = DLSCAN_SUM,
+        .init_bits = dl_identity_bits(type, DLSCAN_SUM),
+        .total = total,
+        .stream = stream,
+    };
+    return dl_scan_run(h, &r);
+}
+
+dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args,
+                                 const dlscan_exchange *exchange, cudaStream_t stream)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status = dl_check_exchange(h, exchange);
+    if (status != DLSCAN_SUCCESS)
+        return status;
     dl_scan_request r;
-    dlscan_status status = dl_check_scan(h, args, 0, stream, &r);
+    status = dl_check_scan(h, args, 0, stream, &r);
     if (status != DLSCAN_SUCCESS)
         return status;
     if (r.keys || r.offsets || r.axis_length)
@@ -55,13 +98,8 @@ dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args
     status = dl_scan_run(h, &reduce);
 
     /* 2. Every rank's total. */
-    if (status == DLSCAN_SUCCESS) {
-        char why[256] = "";
-        if (exchange->all_gather(exchange->context, local, totals, size, h->backend->device_memory,
-                                 stream, why, sizeof why) != 0)
-            status = dl_fail(h, DLSCAN_ERROR_EXCHANGE, "the exchange's all-gather of %zu bytes a rank failed: %s",
-                             size, why[0] ? why : "(it gave no reason)");
-    }
+    if (status == DLSCAN_SUCCESS)
+        status = dl_all_gather(h, exchange, local, totals, size, stream);
 
     /* 3. Each rank's prefix (init first), and the whole array's total. */
     if (status == DLSCAN_SUCCESS) {
@@ -93,4 +131,45 @@ dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args
         status = dl_scan_run(h, &slice);
     }
     return status;
+}
+
+dlscan_status dlscan_select_across(dlscan_handle_t h, const void *d_in, const unsigned char *d_flags,
+                                   void *d_out, size_t *d_num_selected, size_t *d_offset,
+                                   size_t *d_total_selected, size_t n, dlscan_type type,
+                                   dlscan_predicate predicate, const void *operand,
+                                   const dlscan_exchange *exchange, cudaStream_t stream)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status = dl_check_exchange(h, exchange);
+    if (status != DLSCAN_SUCCESS || (status = dl_check_compact_type(h, type)) != DLSCAN_SUCCESS ||
+        (!d_flags && (status = dl_check_predicate(h, predicate, operand)) != DLSCAN_SUCCESS))
+        return status;
+    /* The counts' buffers, beside the items (the select checks its own buffers next). */
+    const size_t bytes = n * dl_type_size(type), word = sizeof(size_t);
+    dl_buffer buffers[5] = {{d_in, bytes, dl_type_size(type), "d_in", 0, NULL},
+                            {d_out, bytes, dl_type_size(type), "d_out", 1, d_in},
+                            {d_offset, word, word, "d_offset", 1, NULL},
+                            {d_num_selected, word, word, "d_num_selected", 1, NULL},
+                            {d_total_selected, word, word, "d_total_selected", 1, NULL}};
+    const int items = n > 0 ? 2 : 0;
+    if ((status = dl_check_buffers(h, buffers + 2 - items, items + (d_total_selected ? 3 : 2))) !=
+        DLSCAN_SUCCESS)
+        return status;
+    /* 1. The rank's own items, and their count. */
+    status = d_flags ? dlscan_select_flagged(h, d_in, d_flags, d_out, d_num_selected, n, type, stream)
+                     : dlscan_select_if(h, d_in, d_out, d_num_selected, n, type, predicate, operand, stream);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    /* 2. Every rank's count; 3. those before this rank, and all of them. */
+    size_t *counts = NULL;
+    const size_t ranks = (size_t)exchange->ranks;
+    if ((status = h->backend->scratch(h, ranks * word, stream, (void **)&counts)) != DLSCAN_SUCCESS ||
+        (status = dl_all_gather(h, exchange, d_num_selected, counts, word, stream)) != DLSCAN_SUCCESS ||
+        (status = dl_reduce_values(h, counts, (size_t)exchange->rank, DLSCAN_UINT64, d_offset, stream)) !=
+            DLSCAN_SUCCESS)
+        return status;
+    return d_total_selected ? dl_reduce_values(h, counts, ranks, DLSCAN_UINT64, d_total_selected, stream)
+                            : DLSCAN_SUCCESS;
 }

@@ -360,7 +360,7 @@ dlscan_status dl_check_predicate(dlscan_handle_t h, dlscan_predicate predicate, 
     return DLSCAN_SUCCESS;
 }
 
-static dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int count)
+dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int count)
 {
     dlscan_status status;
     for (int i = 0; i < count; ++i)

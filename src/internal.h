@@ -163,6 +163,9 @@ dlscan_status dl_check_op(dlscan_handle_t h, dlscan_op op);
  * checks only its count's buffer, the last (its items may be NULL: only the count is written). */
 dlscan_status dl_check_compact(dlscan_handle_t h, const dl_compact_request *r, dl_buffer *buffers,
                                int count);
+/* Buffers: each not NULL, aligned, memory the backend scans; no output overlapping another
+ * buffer but an output equal to its own input (in place). */
+dlscan_status dl_check_buffers(dlscan_handle_t h, const dl_buffer *b, int count);
 /* select_if's predicate, and its operand where it takes one. */
 dlscan_status dl_check_predicate(dlscan_handle_t h, dlscan_predicate predicate, const void *operand);
 /* For compaction: one of the six 32- and 64-bit types. */

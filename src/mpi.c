@@ -1,8 +1,9 @@
 /*
- * mpi.c: libdlscan_mpi (dlscan_mpi.h): dlscan_scan_across over an MPI communicator, whose
- * all-gather is MPI_Allgather of the ranks' totals in host memory. A GPU handle's totals go
- * through the host: copied out once the slice's reduction is done, gathered, copied back (the
- * copies on the call's stream, waited for). Built with DLSCAN_MPI_CUDA in GPU builds.
+ * mpi.c: libdlscan_mpi (dlscan_mpi.h): dlscan_scan_across and dlscan_select_across over an MPI
+ * communicator, whose all-gather is MPI_Allgather of the ranks' values in host memory. A GPU
+ * handle's values go through the host: copied out once the work before them is done, gathered,
+ * copied back (the copies on the call's stream, waited for). Built with DLSCAN_MPI_CUDA in GPU
+ * builds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,17 +71,36 @@ static int dl_mpi_all_gather(void *context, const void *send, void *recv, size_t
     return failed;
 }
 
-dlscan_status dlscan_mpi_scan(dlscan_handle_t h, const dlscan_scan_args *args, MPI_Comm comm, cudaStream_t stream)
+/* The exchange over `*comm`; `error` gets why where none can be made. */
+static dlscan_exchange dl_mpi_exchange(MPI_Comm *comm, char *error, size_t error_size)
 {
-    char error[200] = "";
     int rank = 0, ranks = 0, initialized = 0;
+    error[0] = '\0';
     MPI_Initialized(&initialized);
     if (!initialized)
-        snprintf(error, sizeof error, "MPI is not initialized: call MPI_Init first");
-    else if (comm == MPI_COMM_NULL)
-        snprintf(error, sizeof error, "comm is MPI_COMM_NULL: dlscan_mpi_scan needs a communicator");
-    else if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &ranks) != MPI_SUCCESS)
-        snprintf(error, sizeof error, "the MPI communicator's rank and size could not be read");
-    const dlscan_exchange exchange = {rank, ranks, dl_mpi_all_gather, &comm, error[0] ? error : NULL};
+        snprintf(error, error_size, "MPI is not initialized: call MPI_Init first");
+    else if (*comm == MPI_COMM_NULL)
+        snprintf(error, error_size, "comm is MPI_COMM_NULL: dlscan_mpi_scan and dlscan_mpi_select need a communicator");
+    else if (MPI_Comm_rank(*comm, &rank) != MPI_SUCCESS || MPI_Comm_size(*comm, &ranks) != MPI_SUCCESS)
+        snprintf(error, error_size, "the MPI communicator's rank and size could not be read");
+    const dlscan_exchange exchange = {rank, ranks, dl_mpi_all_gather, comm, error[0] ? error : NULL};
+    return exchange;
+}
+
+dlscan_status dlscan_mpi_scan(dlscan_handle_t h, const dlscan_scan_args *args, MPI_Comm comm, cudaStream_t stream)
+{
+    char error[200];
+    const dlscan_exchange exchange = dl_mpi_exchange(&comm, error, sizeof error);
     return dlscan_scan_across(h, args, &exchange, stream);
+}
+
+dlscan_status dlscan_mpi_select(dlscan_handle_t h, const void *d_in, const unsigned char *d_flags, void *d_out,
+                                size_t *d_num_selected, size_t *d_offset, size_t *d_total_selected, size_t n,
+                                dlscan_type type, dlscan_predicate predicate, const void *operand, MPI_Comm comm,
+                                cudaStream_t stream)
+{
+    char error[200];
+    const dlscan_exchange exchange = dl_mpi_exchange(&comm, error, sizeof error);
+    return dlscan_select_across(h, d_in, d_flags, d_out, d_num_selected, d_offset, d_total_selected, n, type,
+                                predicate, operand, &exchange, stream);
 }

@@ -1,6 +1,6 @@
 /*
- * nccl.c: libdlscan_nccl (dlscan_nccl.h): dlscan_scan_across over a NCCL communicator, whose
- * all-gather is ncclAllGather of the ranks' totals on the call's stream.
+ * nccl.c: libdlscan_nccl (dlscan_nccl.h): dlscan_scan_across and dlscan_select_across over a
+ * NCCL communicator, whose all-gather is ncclAllGather of the ranks' values on the call's stream.
  */
 #include <stdio.h>
 
@@ -21,17 +21,36 @@ static int dl_nccl_all_gather(void *context, const void *send, void *recv, size_
     return 0;
 }
 
+/* The exchange over `comm`; `error` gets why where none can be made. */
+static dlscan_exchange dl_nccl_exchange(ncclComm_t comm, char *error, size_t error_size)
+{
+    int rank = 0, ranks = 0;
+    ncclResult_t result;
+    error[0] = '\0';
+    if (!comm)
+        snprintf(error, error_size, "comm is NULL: dlscan_nccl_scan and dlscan_nccl_select need a NCCL communicator");
+    else if ((result = ncclCommUserRank(comm, &rank)) != ncclSuccess ||
+             (result = ncclCommCount(comm, &ranks)) != ncclSuccess)
+        snprintf(error, error_size, "the NCCL communicator's rank and size: %s", ncclGetErrorString(result));
+    const dlscan_exchange exchange = {rank, ranks, dl_nccl_all_gather, comm, error[0] ? error : NULL};
+    return exchange;
+}
+
 dlscan_status dlscan_nccl_scan(dlscan_handle_t h, const dlscan_scan_args *args, ncclComm_t comm,
                                cudaStream_t stream)
 {
-    char error[200] = "";
-    int rank = 0, ranks = 0;
-    ncclResult_t result;
-    if (!comm)
-        snprintf(error, sizeof error, "comm is NULL: dlscan_nccl_scan needs a NCCL communicator");
-    else if ((result = ncclCommUserRank(comm, &rank)) != ncclSuccess ||
-             (result = ncclCommCount(comm, &ranks)) != ncclSuccess)
-        snprintf(error, sizeof error, "the NCCL communicator's rank and size: %s", ncclGetErrorString(result));
-    const dlscan_exchange exchange = {rank, ranks, dl_nccl_all_gather, comm, error[0] ? error : NULL};
+    char error[200];
+    const dlscan_exchange exchange = dl_nccl_exchange(comm, error, sizeof error);
     return dlscan_scan_across(h, args, &exchange, stream);
+}
+
+dlscan_status dlscan_nccl_select(dlscan_handle_t h, const void *d_in, const unsigned char *d_flags, void *d_out,
+                                 size_t *d_num_selected, size_t *d_offset, size_t *d_total_selected, size_t n,
+                                 dlscan_type type, dlscan_predicate predicate, const void *operand, ncclComm_t comm,
+                                 cudaStream_t stream)
+{
+    char error[200];
+    const dlscan_exchange exchange = dl_nccl_exchange(comm, error, sizeof error);
+    return dlscan_select_across(h, d_in, d_flags, d_out, d_num_selected, d_offset, d_total_selected, n, type,
+                                predicate, operand, &exchange, stream);
 }

@@ -297,6 +297,143 @@ void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, i
     }
 }
 
+/* ---------------------------------------------------------------- selects */
+
+/* a > b, items of a compaction type, as C compares them. */
+static int item_greater(dlscan_type type, const void *a, const void *b)
+{
+    union {
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        float f32;
+        double f64;
+    } x, y;
+    memcpy(&x, a, test_type_size(type));
+    memcpy(&y, b, test_type_size(type));
+    switch (type) {
+    case DLSCAN_INT32: return x.i32 > y.i32;
+    case DLSCAN_UINT32: return x.u32 > y.u32;
+    case DLSCAN_INT64: return x.i64 > y.i64;
+    case DLSCAN_UINT64: return x.u64 > y.u64;
+    case DLSCAN_FLOAT32: return x.f32 > y.f32;
+    default: return x.f64 > y.f64;
+    }
+}
+
+typedef struct select_job {
+    dlscan_handle_t h;
+    const test_memory *memory;
+    const void *d_in;
+    const unsigned char *d_flags; /* or NULL: the predicate */
+    unsigned char *flags_buffer;  /* the flags in the rank's memory, given or not */
+    void *d_out;
+    size_t *d_counts;             /* the rank's count, offset and whole count */
+    size_t n;
+    dlscan_type type;
+    const void *operand;
+    dlscan_exchange exchange;
+    rank_context context;
+    dlscan_status status;
+    char error[512];
+} select_job;
+
+static void *select_main(void *p)
+{
+    select_job *job = p;
+    job->status = dlscan_select_across(job->h, job->d_in, job->d_flags, job->d_out, job->d_counts,
+                                       job->d_counts + 1, job->d_counts + 2, job->n, job->type,
+                                       DLSCAN_GREATER, job->operand, &job->exchange, job->memory->stream);
+    snprintf(job->error, sizeof job->error, "%s", dlscan_last_error(job->h));
+    if (job->status == DLSCAN_SUCCESS)
+        job->memory->wait(job->memory->context);
+    return NULL;
+}
+
+void across_check_select(dlscan_handle_t *handles, const test_memory *memories, int ranks,
+                         dlscan_type type, size_t max_slice, uint64_t *rng)
+{
+    const size_t size = test_type_size(type);
+    for (int by_flags = 0; by_flags < 2; ++by_flags) {
+        size_t lengths[ACROSS_MAX_RANKS], n = 0;
+        for (int r = 0; r < ranks; ++r) {
+            lengths[r] = slice_length(256, max_slice, rng);
+            n += lengths[r];
+        }
+        unsigned char *input = malloc(n * size + 1), *flags = malloc(n + 1), operand[8] = {0};
+        CHECK(input && flags, "host memory");
+        test_fill_random(type, TEST_VALUES_UNIFORM, input, n, rng);
+        for (size_t i = 0; i < n; ++i)
+            flags[i] = (unsigned char)(test_random(rng) % 3 == 0);
+        /* the predicate: greater than an item of the input (or than 0) */
+        if (n > 0)
+            memcpy(operand, input + (size_t)(test_random(rng) % n) * size, size);
+        thread_exchange x = {.ranks = ranks};
+        CHECK(pthread_barrier_init(&x.barrier, NULL, (unsigned)ranks) == 0, "barrier");
+        select_job jobs[ACROSS_MAX_RANKS];
+        size_t first = 0;
+        for (int r = 0; r < ranks; ++r) {
+            const test_memory *m = &memories[r];
+            void *d_in = m->alloc(lengths[r] * size + 1, m->context);
+            unsigned char *d_flags = m->alloc(lengths[r] + 1, m->context);
+            CHECK(d_in && d_flags, "memory");
+            m->upload(d_in, input + first * size, lengths[r] * size, m->context);
+            m->upload(d_flags, flags + first, lengths[r], m->context);
+            jobs[r] = (select_job){.h = handles[r], .memory = m, .d_in = d_in, .d_flags = by_flags ? d_flags : NULL,
+                                   .flags_buffer = d_flags,
+                                   .d_out = alloc_poisoned(m, lengths[r] * size),
+                                   .d_counts = alloc_poisoned(m, 3 * sizeof(size_t)), .n = lengths[r],
+                                   .type = type, .operand = operand, .context = {&x, r, m}};
+            jobs[r].exchange = (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
+            first += lengths[r];
+        }
+        pthread_t threads[ACROSS_MAX_RANKS];
+        for (int r = 0; r < ranks; ++r)
+            CHECK(pthread_create(&threads[r], NULL, select_main, &jobs[r]) == 0, "starting rank %d", r);
+        for (int r = 0; r < ranks; ++r)
+            pthread_join(threads[r], NULL);
+        pthread_barrier_destroy(&x.barrier);
+
+        /* The reference: each rank's kept items, their count and offset, the whole count. */
+        size_t before = 0, everyone = 0;
+        for (size_t i = 0; i < n; ++i)
+            everyone += by_flags ? flags[i] != 0 : item_greater(type, input + i * size, operand);
+        first = 0;
+        for (int r = 0; r < ranks; ++r) {
+            select_job *job = &jobs[r];
+            const test_memory *m = job->memory;
+            CHECK(job->status == DLSCAN_SUCCESS, "select across %d ranks, %s: rank %d: %s (%s)", ranks,
+                  test_type_name(type), r, dlscan_status_string(job->status), job->error);
+            unsigned char *got = malloc(lengths[r] * size + GUARD), *want = malloc(lengths[r] * size + 1);
+            size_t counts[3], kept = 0;
+            for (size_t i = 0; i < lengths[r]; ++i) {
+                const unsigned char *item = input + (first + i) * size;
+                if (by_flags ? flags[first + i] != 0 : item_greater(type, item, operand))
+                    memcpy(want + kept++ * size, item, size);
+            }
+            m->download(counts, job->d_counts, sizeof counts, m->context);
+            m->download(got, job->d_out, lengths[r] * size + GUARD, m->context);
+            EXPECT(counts[0] == kept && counts[1] == before && counts[2] == everyone,
+                   "select across %d ranks, %s by %s: rank %d: count %zu offset %zu whole %zu, want %zu %zu %zu",
+                   ranks, test_type_name(type), by_flags ? "flags" : "predicate", r, counts[0], counts[1], counts[2],
+                   kept, before, everyone);
+            EXPECT(memcmp(got, want, kept * size) == 0 && poisoned(got + lengths[r] * size, GUARD),
+                   "select across %d ranks, %s: rank %d's items", ranks, test_type_name(type), r);
+            before += kept;
+            first += lengths[r];
+            free(got);
+            free(want);
+            m->release((void *)job->d_in, m->context);
+            m->release(job->flags_buffer, m->context);
+            m->release(job->d_out, m->context);
+            m->release(job->d_counts, m->context);
+        }
+        free(input);
+        free(flags);
+    }
+}
+
 /* ---------------------------------------------------------------- refusals */
 
 static void expect_refused(dlscan_handle_t h, dlscan_status got, dlscan_status want, const char *what)
@@ -398,6 +535,24 @@ void across_check_bad_input(dlscan_handle_t h, const test_memory *m, void *forei
         expect_refused(h, dlscan_scan_across(h, &b, &good, m->stream), DLSCAN_ERROR_NOT_DEVICE_MEMORY,
                        "across, d_in of the other kind");
     }
+    /* dlscan_select_across: its counts' buffers checked before anything is written */
+    size_t *d_counts = (size_t *)d_total; /* 8 bytes: one count */
+    const int32_t zero = 0;
+    expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, NULL, NULL, N, DLSCAN_INT32,
+                                           DLSCAN_GREATER, &zero, &good, m->stream),
+                   DLSCAN_ERROR_INVALID_ARGUMENT, "select across, d_offset NULL");
+    expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, (size_t *)(d_out + 8), NULL, N,
+                                           DLSCAN_INT32, DLSCAN_GREATER, &zero, &good, m->stream),
+                   DLSCAN_ERROR_OVERLAP, "select across, d_offset inside d_out");
+    expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, d_counts, NULL, 0, DLSCAN_INT32,
+                                           DLSCAN_GREATER, &zero, &good, m->stream),
+                   DLSCAN_ERROR_OVERLAP, "select across, d_offset == d_num_selected");
+    expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, (size_t *)(d_total + 1), NULL, N,
+                                           DLSCAN_INT16, DLSCAN_GREATER, &zero, &good, m->stream),
+                   DLSCAN_ERROR_INVALID_TYPE, "select across, int16 items");
+    expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, (size_t *)d_out, NULL, N,
+                                           DLSCAN_INT32, (dlscan_predicate)40, &zero, &good, m->stream),
+                   DLSCAN_ERROR_INVALID_ARGUMENT, "select across, no such predicate");
     EXPECT(x.calls[0] == 0, "a refused scan across ranks made %d exchanges", x.calls[0]);
     /* An exchange that fails. */
     x.fail = 1;

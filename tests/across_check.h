@@ -49,6 +49,13 @@ void across_check_reduce(dlscan_handle_t h, const test_memory *memory, dlscan_ty
 void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, int ranks,
                         dlscan_type in_type, size_t max_slice, uint64_t *rng);
 
+/* Selects across `ranks` ranks (dlscan_select_across): items of `type` (a compaction type) by
+ * flags and by a predicate, slices of random lengths up to max_slice (empty ones among them):
+ * each rank's kept items and count, its offset (the counts of the ranks before it) and the
+ * whole count, against the reference; nothing written past d_out. */
+void across_check_select(dlscan_handle_t *handles, const test_memory *memories, int ranks,
+                         dlscan_type type, size_t max_slice, uint64_t *rng);
+
 /* What dlscan_reduce and dlscan_scan_across refuse, each with its status and a message, nothing
  * written, and (for a scan across ranks) no exchange made: a NULL exchange or all_gather, a rank
  * out of range, segments and an axis, a bad d_in; and an all-gather that fails

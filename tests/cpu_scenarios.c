@@ -453,6 +453,8 @@ void cpu_across_ranks_every_pair(dlscan_type in_type)
             memories[r] = host_memory;
         }
         across_check_scans(handles, memories, ranks, in_type, test_max_n(3000), &rng);
+        if (test_type_size(in_type) >= 4) /* compaction's types */
+            across_check_select(handles, memories, ranks, in_type, test_max_n(3000), &rng);
         for (int r = 0; r < ranks; ++r)
             dlscan_destroy(handles[r]);
     }

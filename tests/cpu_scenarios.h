@@ -64,7 +64,8 @@ void cpu_axis_refusals(void);
  * sizes, on a handle of small tiles. */
 void cpu_reduce_every_pair_and_operator(dlscan_type in_type);
 /* Scans across 1 to ACROSS_MAX_RANKS ranks (threads, each with a handle of its own: small tiles,
- * 1 to 3 threads), every pair of in_type and operator (across_check_scans). */
+ * 1 to 3 threads), every pair of in_type and operator (across_check_scans); for compaction's
+ * types, selects across them (across_check_select). */
 void cpu_across_ranks_every_pair(dlscan_type in_type);
 /* What reductions and scans across ranks refuse, nothing written (across_check_bad_input). */
 void cpu_across_refusals(void);

@@ -61,6 +61,8 @@ void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t
         memories[r].context = &memories[r];
     }
     across_check_scans(handles, memories, ranks, in_type, max_slice, rng);
+    if (test_type_size(in_type) >= 4) /* compaction's types */
+        across_check_select(handles, memories, ranks, in_type, max_slice, rng);
     for (int r = 0; r < ranks; ++r) {
         CUDA_OK(cudaStreamSynchronize(streams[r]));
         CUDA_OK(cudaStreamDestroy(streams[r]));

@@ -21,8 +21,9 @@
 /* Memory functions working on `stream`; set m.context = &m before use (WITH_MEMORY). */
 test_memory gpu_memory_on(cudaStream_t stream);
 
-/* across_check_scans on `ranks` GPU handles of the current device, each with a stream and memory
- * functions of its own (threads of this process as ranks). */
+/* across_check_scans (and, for compaction's types, across_check_select) on `ranks` GPU handles
+ * of the current device, each with a stream and memory functions of its own (threads of this
+ * process as ranks). */
 void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t *rng);
 
 #define WITH_MEMORY(m, stream)                                                                    \

@@ -6,7 +6,7 @@
  * whole input on a CPU handle here: bit for bit, as every case's sums are exact (integers, and
  * floats that are multiples of 1/256: scan_check.h's UNIFORM values) and min and max are exact.
  * The slices have random lengths, empty ones among them; every rank sets d_total, which must be
- * the whole input's total. Then the refusals: MPI_COMM_NULL. Prints TAP from rank 0; exits
+ * the whole input's total. Then a select across the ranks (dlscan_mpi_select) by flags. Then the refusals: MPI_COMM_NULL. Prints TAP from rank 0; exits
  * non-zero on every rank if any failed.
  */
 #include <stdio.h>
@@ -38,7 +38,7 @@ static void run_case(dlscan_handle_t h, int device, const across_case *c, uint64
 {
     uint64_t rng = seed;
     const size_t in_size = test_type_size(c->in_type), size = test_type_size(c->out_type);
-    size_t lengths[64], first = 0, n = 0;
+    size_t lengths[64] = {0}, first = 0, n = 0;
     for (int r = 0; r < ranks; ++r) {
         const uint64_t draw = test_random(&rng);
         lengths[r] = draw % 5 == 0 ? 0 : (size_t)(draw >> 8) % 20000;
@@ -108,6 +108,58 @@ static void run_case(dlscan_handle_t h, int device, const across_case *c, uint64
     free(got);
 }
 
+/* dlscan_mpi_select: int64 items kept where a flag is set; each rank's items, count, offset and
+ * the whole count against the reference of the whole input. */
+static void run_select(dlscan_handle_t h, int device, uint64_t seed, int rank, int ranks)
+{
+    uint64_t rng = seed;
+    size_t lengths[64] = {0}, first = 0, n = 0;
+    for (int r = 0; r < ranks; ++r) {
+        const uint64_t draw = test_random(&rng);
+        lengths[r] = draw % 5 == 0 ? 0 : (size_t)(draw >> 8) % 5000;
+        if (r < rank)
+            first += lengths[r];
+        n += lengths[r];
+    }
+    int64_t *items = malloc(n * 8 + 8), *got = malloc(lengths[rank] * 8 + 8), *want = malloc(lengths[rank] * 8 + 8);
+    unsigned char *flags = malloc(n + 1);
+    size_t before = 0, everyone = 0, kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+        items[i] = (int64_t)test_random(&rng);
+        flags[i] = test_random(&rng) % 3 == 0;
+        everyone += flags[i];
+        before += i < first && flags[i];
+        if (i >= first && i < first + lengths[rank] && flags[i])
+            want[kept++] = items[i];
+    }
+    void *in = items + first, *f = flags + first, *out = got;
+    size_t counts[3] = {0}, *c = counts;
+#ifdef DLSCAN_MPI_CUDA
+    if (device) {
+        cudaMalloc(&in, lengths[rank] * 8 + 8);
+        cudaMalloc(&f, lengths[rank] + 1);
+        cudaMalloc(&out, lengths[rank] * 8 + 8);
+        cudaMalloc((void **)&c, sizeof counts);
+        cudaMemcpy(in, items + first, lengths[rank] * 8, cudaMemcpyHostToDevice);
+        cudaMemcpy(f, flags + first, lengths[rank], cudaMemcpyHostToDevice);
+    }
+#endif
+    const dlscan_status status = dlscan_mpi_select(h, in, f, out, c, c + 1, c + 2, lengths[rank], DLSCAN_INT64,
+                                                   DLSCAN_NONZERO, NULL, MPI_COMM_WORLD, NULL);
+#ifdef DLSCAN_MPI_CUDA
+    if (device) {
+        cudaMemcpy(got, out, lengths[rank] * 8, cudaMemcpyDeviceToHost);
+        cudaMemcpy(counts, c, sizeof counts, cudaMemcpyDeviceToHost);
+        cudaFree(in), cudaFree(f), cudaFree(out), cudaFree(c);
+    }
+#endif
+    EXPECT_RANK(status == DLSCAN_SUCCESS && counts[0] == kept && counts[1] == before && counts[2] == everyone &&
+                    memcmp(got, want, kept * 8) == 0,
+                "%s select: %s; count %zu offset %zu whole %zu, want %zu %zu %zu", device ? "gpu" : "cpu",
+                dlscan_last_error(h), counts[0], counts[1], counts[2], kept, before, everyone);
+    free(items), free(got), free(want), free(flags);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -142,10 +194,11 @@ int main(int argc, char **argv)
         const int before = failures;
         for (int i = 0; i < count; ++i)
             run_case(h, device, &across_exact_cases[i], seed + (uint64_t)i, rank, ranks);
+        run_select(h, device, seed + 99, rank, ranks);
         int mine = failures - before, all = 0;
         MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("%s %d - %d ranks on %s handles, %d cases\n", all ? "not ok" : "ok", step, ranks,
+            printf("%s %d - %d ranks on %s handles, %d cases and a select\n", all ? "not ok" : "ok", step, ranks,
                    device ? "GPU" : "CPU", count);
         dlscan_destroy(h);
     }

@@ -5,8 +5,9 @@
  * given random lengths (empty ones among them), and every rank's output and d_total compared bit
  * for bit with one dlscan_scan of the whole input on a CPU handle: the sums are exact (integers,
  * and floats that are multiples of 1/256), min and max are exact. Then one case of 2^26 items a
- * GPU, one captured in a CUDA graph on every rank and replayed twice, and the refusals: a NULL
- * communicator, a CPU handle. Prints TAP; skips without a GPU.
+ * GPU, one captured in a CUDA graph on every rank and replayed twice, selects across the ranks
+ * (dlscan_nccl_select: counts and offsets), and the refusals: a NULL communicator, a CPU
+ * handle. Prints TAP; skips without a GPU.
  */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -162,6 +163,74 @@ static int run_case(int ranks, dlscan_handle_t *handles, cudaStream_t *streams, 
     return failures;
 }
 
+/* dlscan_nccl_select on every rank: int32 items greater than 0, slices of random lengths; each
+ * rank's count, offset and the whole count against the reference. Returns the failures. */
+typedef struct select_job {
+    int rank;
+    dlscan_handle_t h;
+    cudaStream_t stream;
+    ncclComm_t comm;
+    const int32_t *in;
+    size_t n, want[3];
+    int failed;
+} select_job;
+
+static void *select_main(void *p)
+{
+    select_job *job = p;
+    cudaSetDevice(job->rank);
+    int32_t *d_in = NULL, *d_out = NULL;
+    size_t *d_counts = NULL, counts[3] = {0};
+    const int32_t zero = 0;
+    cudaMalloc((void **)&d_in, job->n * 4 + 4);
+    cudaMalloc((void **)&d_out, job->n * 4 + 4);
+    cudaMalloc((void **)&d_counts, sizeof counts);
+    cudaMemcpy(d_in, job->in, job->n * 4, cudaMemcpyHostToDevice);
+    const dlscan_status status = dlscan_nccl_select(job->h, d_in, NULL, d_out, d_counts, d_counts + 1, d_counts + 2,
+                                                    job->n, DLSCAN_INT32, DLSCAN_GREATER, &zero, job->comm,
+                                                    job->stream);
+    cudaStreamSynchronize(job->stream);
+    cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost);
+    job->failed = status != DLSCAN_SUCCESS || memcmp(counts, job->want, sizeof counts) != 0;
+    if (job->failed)
+        fprintf(stderr, "# select, rank %d: %s; %zu %zu %zu, want %zu %zu %zu\n", job->rank,
+                dlscan_last_error(job->h), counts[0], counts[1], counts[2], job->want[0], job->want[1], job->want[2]);
+    cudaFree(d_in), cudaFree(d_out), cudaFree(d_counts);
+    return NULL;
+}
+
+static int run_select(int ranks, dlscan_handle_t *handles, cudaStream_t *streams, ncclComm_t *comms, uint64_t *rng)
+{
+    select_job jobs[MAX_RANKS];
+    pthread_t threads[MAX_RANKS];
+    int32_t *items[MAX_RANKS];
+    size_t before = 0, everyone = 0;
+    for (int r = 0; r < ranks; ++r) {
+        const size_t n = test_random(rng) % 4 == 0 ? 0 : (size_t)(test_random(rng) % 300000);
+        items[r] = malloc(n * 4 + 4);
+        size_t kept = 0;
+        for (size_t i = 0; i < n; ++i) {
+            items[r][i] = (int32_t)(test_random(rng) % 2001) - 1000;
+            kept += items[r][i] > 0;
+        }
+        jobs[r] = (select_job){.rank = r, .h = handles[r], .stream = streams[r], .comm = comms[r], .in = items[r],
+                               .n = n, .want = {kept, before, 0}};
+        before += kept;
+    }
+    everyone = before;
+    for (int r = 0; r < ranks; ++r) {
+        jobs[r].want[2] = everyone;
+        pthread_create(&threads[r], NULL, select_main, &jobs[r]);
+    }
+    int failures = 0;
+    for (int r = 0; r < ranks; ++r) {
+        pthread_join(threads[r], NULL);
+        failures += jobs[r].failed;
+        free(items[r]);
+    }
+    return failures;
+}
+
 int main(void)
 {
     int devices = 0;
@@ -188,7 +257,7 @@ int main(void)
     }
     uint64_t rng = test_seed();
     const int count = ACROSS_EXACT_CASE_COUNT;
-    printf("TAP version 13\n1..4\n# %d ranks (GPUs)\n", ranks);
+    printf("TAP version 13\n1..5\n# %d ranks (GPUs)\n", ranks);
     int failures = 0, all = 0;
     for (int i = 0; i < count; ++i)
         for (int k = 0; k < 3; ++k)
@@ -201,6 +270,11 @@ int main(void)
     failures = run_case(ranks, handles, streams, comms, &across_exact_cases[0], 100000, 1, &rng) +
                run_case(ranks, handles, streams, comms, &across_exact_cases[5], 100000, 1, &rng);
     printf("%s 3 - captured in a graph and replayed\n", failures ? "not ok" : "ok");
+    all += failures;
+    failures = 0;
+    for (int k = 0; k < 4; ++k)
+        failures += run_select(ranks, handles, streams, comms, &rng);
+    printf("%s 4 - selects across the ranks: counts and offsets\n", failures ? "not ok" : "ok");
     all += failures;
 
     /* Refusals, on rank 0 alone: nothing reaches NCCL, nothing is written. */
@@ -225,7 +299,7 @@ int main(void)
     cudaMemcpy(back, d_io, sizeof back, cudaMemcpyDeviceToHost);
     failures += back[4] != -1 || back[7] != -1;
     cudaFree(d_io);
-    printf("%s 4 - a NULL communicator and a CPU handle are refused, nothing written\n", failures ? "not ok" : "ok");
+    printf("%s 5 - a NULL communicator and a CPU handle are refused, nothing written\n", failures ? "not ok" : "ok");
     all += failures;
     for (int r = 0; r < ranks; ++r) {
         cudaSetDevice(r);
