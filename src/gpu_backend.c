@@ -1,9 +1,10 @@
 /*
  * gpu_backend.c: the GPU backend. It owns the handle's device storage (a control block
- * with the tile counter and epoch, and the descriptors, grown when a call needs more),
- * picks the device's row of the policy table (device/policy.h) once, checks that pointers
- * are device memory of the handle's device and long enough, and enqueues the one kernel per
- * call (device/scan_kernel.cu, segment_kernel.cu, compact_kernel.cu) with the row's choices.
+ * with the tile counter and epoch, the descriptors, and a scratch for scans across ranks,
+ * grown when a call needs more), picks the device's row of the policy table (device/policy.h)
+ * once, checks that pointers are device memory of the handle's device and long enough, and
+ * enqueues the one kernel per call (device/scan_kernel.cu, segment_kernel.cu, axis_kernel.cu,
+ * reduce_kernel.cu, compact_kernel.cu) with the row's choices.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -165,9 +166,6 @@ static cudaError_t dl_gpu_zero_words(dl_word *words, size_t count)
     return error == cudaSuccess ? cudaDeviceSynchronize() : error;
 }
 
-/* Grows the descriptors to hold `tiles` tiles. Growing frees the old storage (after the
- * device is idle, as queued kernels may use it) and zeroes the new one: epoch 0, never
- * used, so every descriptor reads as X. */
 /* The handle's storage may grow on `stream` only where the stream is not being captured: a
  * graph cannot hold a cudaMalloc. `what` says what the call needs and how to have it first. */
 static dlscan_status dl_gpu_may_grow(dlscan_handle_t h, cudaStream_t stream, const char *what)
@@ -181,6 +179,9 @@ static dlscan_status dl_gpu_may_grow(dlscan_handle_t h, cudaStream_t stream, con
     return DLSCAN_SUCCESS;
 }
 
+/* Grows the descriptors to hold `tiles` tiles. Growing frees the old storage (after the
+ * device is idle, as queued kernels may use it) and zeroes the new one: epoch 0, never
+ * used, so every descriptor reads as X. */
 static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_per_tile,
                                     cudaStream_t stream)
 {
