@@ -342,8 +342,8 @@ DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *
  * d_total for the same arguments, without writing a scan (one read of each item). The pairs,
  * the accumulation and the init (host memory, or NULL for the operator's identity) are
  * dlscan_scan's; n == 0 writes the init. d_total (device memory for a GPU handle, host memory
- * for a CPU handle) is aligned to out_type's size and may not overlap d_in. Float sums group
- * the items as dlscan_scan's do not, so the last bits may differ from a scan's total;
+ * for a CPU handle) is aligned to out_type's size and may not overlap d_in. A float sum groups
+ * the items otherwise than a scan does, so its last bits may differ from a scan's total;
  * DLSCAN_OPTION_DETERMINISTIC makes them the same from run to run, as for the scans.
  * Errors: dlscan_scan's, and DLSCAN_ERROR_INVALID_ARGUMENT for a NULL d_total. */
 DLSCAN_API dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void *d_total, size_t n,
@@ -420,8 +420,8 @@ DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_k
  * output is its slice of one scan of the whole array in rank order. Every rank calls
  * dlscan_scan_across with its own slice (args->d_in, d_out, n) and the same in_type, out_type,
  * op, exclusive and init value (from the host or from device memory). d_total, where a rank
- * sets it, gets the whole array's total (init op every item of every rank). Segments and axes (the struct's versions 2 and 3) are not taken yet
- * (DLSCAN_ERROR_NOT_SUPPORTED).
+ * sets it, gets the whole array's total (init op every item of every rank). Segments and axes
+ * (the struct's versions 2 and 3) are not taken yet (DLSCAN_ERROR_NOT_SUPPORTED).
  *
  * The work, on each rank: a reduction of its slice (dlscan_reduce: one read), an all-gather of
  * the ranks' totals (one out_type value each), a scan of those few values from the init, and
