@@ -27,19 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "dlscan_nccl.h"
+#include "stats.h"
 
 #define MAX_GPUS 8
 #define MAX_REPEATS 31
-
-#define CUDA_CHECK(call)                                                                          \
-    do {                                                                                          \
-        const cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 typedef struct gpu {
     dlscan_handle_t h;
@@ -98,12 +91,6 @@ static void *rank_main(void *p)
     return NULL;
 }
 
-static int compare_floats(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median over rounds of the slowest rank's time, in us; *total: rank 0's. */
 static double across_us(gpu *gpus, int p, dlscan_type type, size_t n, what kind, int repeats,
                         unsigned long long *total, int *failed)
@@ -120,7 +107,7 @@ static double across_us(gpu *gpus, int p, dlscan_type type, size_t n, what kind,
     for (int r = 0; r < p; ++r)
         pthread_join(threads[r], NULL);
     pthread_barrier_destroy(&barrier);
-    float slowest[MAX_REPEATS];
+    double slowest[MAX_REPEATS];
     for (int k = 0; k < repeats; ++k) {
         slowest[k] = 0;
         for (int r = 0; r < p; ++r) {
@@ -128,7 +115,7 @@ static double across_us(gpu *gpus, int p, dlscan_type type, size_t n, what kind,
             *failed |= jobs[r].failed;
         }
     }
-    qsort(slowest, (size_t)repeats, sizeof slowest[0], compare_floats);
+    qsort(slowest, (size_t)repeats, sizeof slowest[0], bench_compare_doubles);
     *total = jobs[0].total;
     for (int r = 1; r < p; ++r)
         *failed |= jobs[r].total != *total; /* every rank got the whole total */
@@ -140,7 +127,7 @@ static double local_us(gpu *g, dlscan_type type, size_t n, int copy, int repeats
 {
     CUDA_CHECK(cudaSetDevice(0));
     const size_t bytes = n * (type == DLSCAN_INT32 ? 4 : 8);
-    float ms[MAX_REPEATS];
+    double ms[MAX_REPEATS];
     for (int r = -5; r < repeats; ++r) {
         CUDA_CHECK(cudaEventRecord(g->start, g->stream));
         if (copy)
@@ -159,10 +146,13 @@ static double local_us(gpu *g, dlscan_type type, size_t n, int copy, int repeats
         }
         CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
         CUDA_CHECK(cudaEventSynchronize(g->stop));
-        if (r >= 0)
-            CUDA_CHECK(cudaEventElapsedTime(&ms[r], g->start, g->stop));
+        float elapsed = 0;
+        if (r >= 0) {
+            CUDA_CHECK(cudaEventElapsedTime(&elapsed, g->start, g->stop));
+            ms[r] = elapsed;
+        }
     }
-    qsort(ms, (size_t)repeats, sizeof ms[0], compare_floats);
+    qsort(ms, (size_t)repeats, sizeof ms[0], bench_compare_doubles);
     *total = 0;
     CUDA_CHECK(cudaMemcpy(total, g->total, 8, cudaMemcpyDeviceToHost));
     return 1000.0 * ms[repeats / 2];

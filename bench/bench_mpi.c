@@ -9,6 +9,7 @@
  *
  *   mpiexec -n 2 bench_mpi [--cpu] [--rounds 50]
  */
+#define _POSIX_C_SOURCE 200809L /* stats.h */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +20,9 @@
 #endif
 
 #include "dlscan_mpi.h"
+#include "stats.h"
 
 #define MAX_ROUNDS 501
-
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median over rounds of the slowest rank's time of what(), in us. */
 static double median_us(void (*what)(void *), void *context, int rounds)
@@ -41,7 +37,7 @@ static double median_us(void (*what)(void *), void *context, int rounds)
         if (r >= 0)
             times[r] = slowest;
     }
-    qsort(times, (size_t)rounds, sizeof times[0], compare_doubles);
+    qsort(times, (size_t)rounds, sizeof times[0], bench_compare_doubles);
     return 1e6 * times[rounds / 2];
 }
 

@@ -9,6 +9,7 @@
 
 #include "across_check.h"
 #include "check.h"
+#include "compact_check.h"
 
 #define GUARD 64
 
@@ -299,29 +300,6 @@ void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, i
 
 /* ---------------------------------------------------------------- selects */
 
-/* a > b, items of a compaction type, as C compares them. */
-static int item_greater(dlscan_type type, const void *a, const void *b)
-{
-    union {
-        int32_t i32;
-        uint32_t u32;
-        int64_t i64;
-        uint64_t u64;
-        float f32;
-        double f64;
-    } x, y;
-    memcpy(&x, a, test_type_size(type));
-    memcpy(&y, b, test_type_size(type));
-    switch (type) {
-    case DLSCAN_INT32: return x.i32 > y.i32;
-    case DLSCAN_UINT32: return x.u32 > y.u32;
-    case DLSCAN_INT64: return x.i64 > y.i64;
-    case DLSCAN_UINT64: return x.u64 > y.u64;
-    case DLSCAN_FLOAT32: return x.f32 > y.f32;
-    default: return x.f64 > y.f64;
-    }
-}
-
 typedef struct select_job {
     dlscan_handle_t h;
     const test_memory *memory;
@@ -398,7 +376,7 @@ void across_check_select(dlscan_handle_t *handles, const test_memory *memories, 
         /* The reference: each rank's kept items, their count and offset, the whole count. */
         size_t before = 0, everyone = 0;
         for (size_t i = 0; i < n; ++i)
-            everyone += by_flags ? flags[i] != 0 : item_greater(type, input + i * size, operand);
+            everyone += by_flags ? flags[i] != 0 : compact_check_keeps(type, DLSCAN_GREATER, input, i, operand);
         first = 0;
         for (int r = 0; r < ranks; ++r) {
             select_job *job = &jobs[r];
@@ -409,7 +387,9 @@ void across_check_select(dlscan_handle_t *handles, const test_memory *memories, 
             size_t counts[3], kept = 0;
             for (size_t i = 0; i < lengths[r]; ++i) {
                 const unsigned char *item = input + (first + i) * size;
-                if (by_flags ? flags[first + i] != 0 : item_greater(type, item, operand))
+                const int keep = by_flags ? flags[first + i] != 0
+                                          : compact_check_keeps(type, DLSCAN_GREATER, input, first + i, operand);
+                if (keep)
                     memcpy(want + kept++ * size, item, size);
             }
             m->download(counts, job->d_counts, sizeof counts, m->context);

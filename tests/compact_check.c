@@ -186,8 +186,8 @@ static int is_nan(dlscan_type type, uint64_t bits)
     return type == DLSCAN_FLOAT64 && (bits & ~(1ull << 63)) > 0x7ff0000000000000ull;
 }
 
-static int keeps(dlscan_type type, dlscan_predicate predicate, const void *items, size_t i,
-                 const void *operand)
+int compact_check_keeps(dlscan_type type, dlscan_predicate predicate, const void *items, size_t i,
+                        const void *operand)
 {
 #define TEST_AS(T)                                                                                \
     do {                                                                                          \
@@ -226,7 +226,7 @@ size_t compact_reference(const compact_case *c, const void *in, const unsigned c
         if (c->call == COMPACT_SELECT_FLAGGED)
             kept = flags[i] != 0;
         else if (c->call == COMPACT_SELECT_IF)
-            kept = keeps(c->type, c->predicate, in, i, operand);
+            kept = compact_check_keeps(c->type, c->predicate, in, i, operand);
         else
             kept = i == 0 || get_bits(in, i, size) != get_bits(in, i - 1, size);
         if (kept)

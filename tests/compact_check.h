@@ -79,4 +79,9 @@ void compact_check_type(dlscan_handle_t h, const test_memory *memory, dlscan_typ
 /* Bad compaction arguments: statuses, nothing written, the handle still works. */
 void compact_check_bad_input(dlscan_handle_t h, const test_memory *memory, void *foreign);
 
+/* select_if's reference: whether item i of `items` (one of compaction's types) passes
+ * `item predicate operand`, as C compares them. */
+int compact_check_keeps(dlscan_type type, dlscan_predicate predicate, const void *items, size_t i,
+                        const void *operand);
+
 #endif /* DLSCAN_COMPACT_CHECK_H */
