@@ -101,20 +101,21 @@ __device__ __forceinline__ void dl_gpu_store_words2(dl_word *p, dl_word w0, dl_w
                  : "memory");
 }
 
-/* Publishes tile's descriptor: as many words as T has 32-bit pieces. */
+/* Publishes tile's descriptor: a word for each of T's 32-bit pieces, an even number of words past
+ * one (protocol.h, DL_DESCRIPTOR_WORDS: a padding word carries the tag alone). */
 template <typename T>
 __device__ __forceinline__ void dl_gpu_publish(dl_word *descriptors, uint32_t tile, uint32_t epoch,
                                                uint32_t status, T value)
 {
     const dl_pieces<T> p = dl_to_pieces(value);
-    dl_word *d = descriptors + (uint64_t)tile * p.count;
-    if (p.count == 1) {
+    dl_word *d = descriptors + (uint64_t)tile * p.words;
+    if (p.words == 1) {
         dl_gpu_store_word(d, dl_word_make(epoch, status, p.piece[0]));
     } else {
 #pragma unroll
-        for (int k = 0; k + 1 < p.count; k += 2)
+        for (int k = 0; k < p.words; k += 2)
             dl_gpu_store_words2(d + k, dl_word_make(epoch, status, p.piece[k]),
-                                dl_word_make(epoch, status, p.piece[k + 1]));
+                                dl_word_make(epoch, status, k + 1 < p.count ? p.piece[k + 1] : 0u));
     }
 }
 
@@ -128,20 +129,20 @@ __device__ __forceinline__ uint32_t dl_gpu_read(const dl_word *descriptors, int6
         return DL_STATUS_P;
     }
     dl_pieces<T> p;
-    dl_word w[dl_pieces<T>::count];
-    const dl_word *d = descriptors + (uint64_t)tile * p.count;
-    if (p.count == 1) {
+    dl_word w[dl_pieces<T>::words];
+    const dl_word *d = descriptors + (uint64_t)tile * p.words;
+    if (p.words == 1) {
         w[0] = dl_gpu_load_word(d);
     } else {
 #pragma unroll
-        for (int k = 0; k + 1 < p.count; k += 2)
+        for (int k = 0; k < p.words; k += 2)
             dl_gpu_load_words2(d + k, &w[k], &w[k + 1]);
     }
 #pragma unroll
     for (int k = 0; k < p.count; ++k)
         p.piece[k] = dl_word_payload(w[k]);
     *value = dl_from_pieces<T>(p);
-    return dl_descriptor_status(w, p.count, epoch);
+    return dl_descriptor_status(w, p.words, epoch);
 }
 
 /* One thread publishes a tile's aggregate as soon as it is known, before the tile's scan:

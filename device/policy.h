@@ -95,6 +95,26 @@
 #define DL_REDUCE_BLOCKS_PER_SM 4
 #define DL_REDUCE_CHUNK_ALIGN 64
 
+/* ---- User operators' scans (user_kernel.cuh, compiled at run time; bench/NOTES.md, "User
+ * operators") ----
+ * Tiles of 256 threads, each with DL_USER_ITEMS items (rows of 4 consecutive ones), about 128
+ * bytes of state. The persistent
+ * kernel (sm_90) runs DL_USER_BLOCKS_PER_SM blocks an SM, each with a producer warp that
+ * prefetches tiles (both inputs) into a ring of DL_USER_STAGES stages, or as many as fit, and a
+ * reducer warp that publishes each tile's aggregate as it lands. */
+#define DL_USER_THREADS 256
+#define DL_USER_ITEMS(state_bytes) ((state_bytes) <= 4 ? 32 : (state_bytes) <= 8 ? 16 : (state_bytes) <= 16 ? 8 : 4)
+#define DL_USER_BLOCKS_PER_SM 2
+#define DL_USER_RING_THREADS (DL_USER_THREADS + 64) /* + a producer and a reducer warp */
+#define DL_USER_STAGES_MOST 4
+#define DL_USER_OTHER_BYTES (16 * 1024) /* a block's own: the warps' scratch for the transposed
+                                           warp scan (up to 11 KB), the look-back's variables, the
+                                           system's reservation */
+#define DL_USER_STAGES(stage_bytes)                                                                \
+    ((DL_SM_SHARED_BYTES / DL_USER_BLOCKS_PER_SM - DL_USER_OTHER_BYTES) / (stage_bytes) >= DL_USER_STAGES_MOST \
+         ? DL_USER_STAGES_MOST                                                                     \
+         : (DL_SM_SHARED_BYTES / DL_USER_BLOCKS_PER_SM - DL_USER_OTHER_BYTES) / (stage_bytes))
+
 /* ---- Compaction's one-block-per-tile kernel (bench/NOTES.md, "Compaction kernels") ----
  * 256 threads of 16 consecutive items. */
 #define DL_COMPACT_THREADS 256

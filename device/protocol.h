@@ -53,8 +53,11 @@ enum dl_status {
  * it, with no fence between them.
  *
  * A wider value (64 bits for 64-bit scans; 128 bits for the pairs that run-length encoding
- * and reduce-by-key carry) takes 2 or 4 words, word k holding bits 32k .. 32k+31, and every
- * word carries the same tag. Why that is as race-free as one word, under the PTX memory
+ * and reduce-by-key carry; up to 256 bits for the state of a user operator, dlscan.h, "Your own
+ * operator") takes 2 to 8 words, word k holding bits 32k .. 32k+31 (an odd count of pieces past
+ * one gets a padding word: DL_DESCRIPTOR_WORDS below), and every word carries the same tag: a
+ * wide value costs its reader no lock and no second read, one load of each word (two words at a
+ * time), however many words it has. Why that is as race-free as one word, under the PTX memory
  * model: each aligned 64-bit store is single-copy atomic, so each load returns one whole
  * earlier store to that word, tag and payload together. In one call a descriptor is written
  * at most twice, once with status A and once with status P, and each write puts one tag on
@@ -67,7 +70,12 @@ enum dl_status {
  */
 typedef uint64_t dl_word;
 
-#define DL_MAX_DESCRIPTOR_WORDS 4
+/* The words a descriptor of a value of `pieces` 32-bit pieces takes: one, or an even number, so
+ * that every pair of words is 16-byte aligned for the two-word loads and stores (a 96-bit state
+ * takes 4, its last word holding the tag and no payload). */
+#define DL_DESCRIPTOR_WORDS(pieces) ((pieces) == 1 ? 1 : ((pieces) + 1) / 2 * 2)
+
+#define DL_MAX_DESCRIPTOR_WORDS 8
 #define DL_EPOCH_FIRST 1u
 #define DL_EPOCH_LAST 0x3fffffffu /* 2^30 - 1 */
 

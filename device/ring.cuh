@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "policy.h"
-#include "tile.cuh"
+#include "block.cuh"
 
 #define DL_SCAN_PERSISTENT_THREADS (DL_SCAN_THREADS + 64) /* + a producer and a reducer warp */
 

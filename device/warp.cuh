@@ -11,10 +11,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A value of T as its 32-bit pieces (T is 4, 8 or 16 bytes): how descriptors carry it, and
- * how warp shuffles move it. */
+#include "protocol.h"
+
+/* A value of T as its 32-bit pieces (T is 4 to 32 bytes, a multiple of 4): how descriptors
+ * carry it, and how warp shuffles move it. */
 template <typename T> struct dl_pieces {
     static constexpr int count = (int)sizeof(T) / 4;
+    static constexpr int words = DL_DESCRIPTOR_WORDS(count); /* its descriptor's (protocol.h) */
     uint32_t piece[count];
 };
 

@@ -74,7 +74,12 @@ typedef struct CUstream_st *cudaStream_t;
     X(DLSCAN_ERROR_TYPE_PAIR, 16,                                                               \
       "dlscan does not scan this input type into this output type (dlscan.h lists the pairs)") \
     X(DLSCAN_ERROR_EXCHANGE, 17,                                                                \
-      "the exchange between ranks failed (NCCL, MPI); dlscan_last_error() has its error")
+      "the exchange between ranks failed (NCCL, MPI); dlscan_last_error() has its error")      \
+    X(DLSCAN_ERROR_COMPILE, 18,                                                                 \
+      "a user operator's source did not compile; dlscan_last_error() has the compiler's log")  \
+    X(DLSCAN_ERROR_NO_COMPILER, 19,                                                             \
+      "NVRTC, CUDA's run-time compiler (libnvrtc), could not be loaded: user operators on a "  \
+      "GPU handle need it")
 
 typedef enum dlscan_status {
 #define DLSCAN_STATUS_ENUM_ENTRY(name, number, message) name = number,
@@ -323,18 +328,134 @@ typedef struct dlscan_scan_args {
     size_t axis_length;       /* items in each scan, or 0: one scan of all n items */
     size_t axis_stride;       /* items between two consecutive items of a scan (0: 1) */
     void *d_totals;           /* n / axis_length out_type values in device memory, or NULL */
+    /* ---- version 4: your own operator (below, "Your own operator") ---- */
+    const struct dlscan_operator *custom; /* NULL: `op` on in_type and out_type */
+    const void *d_in2;        /* the operator's second input: n items of its in2_bytes, or NULL */
 } dlscan_scan_args;
 
 /* The sizes of the struct's versions: the first is the smallest `size` taken. */
 #define DLSCAN_SCAN_ARGS_SIZE_V1 (offsetof(dlscan_scan_args, d_total) + sizeof(void *))
 #define DLSCAN_SCAN_ARGS_SIZE_V2 (offsetof(dlscan_scan_args, num_segments) + sizeof(size_t))
 #define DLSCAN_SCAN_ARGS_SIZE_V3 (offsetof(dlscan_scan_args, d_totals) + sizeof(void *))
+#define DLSCAN_SCAN_ARGS_SIZE_V4 (offsetof(dlscan_scan_args, d_in2) + sizeof(void *))
 #define DLSCAN_SCAN_ARGS_INIT                                                                   \
     {sizeof(dlscan_scan_args), NULL, NULL, 0, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, 0, NULL, NULL,  \
-     NULL, NULL, DLSCAN_INT32, NULL, 0, 0, 0, NULL}
+     NULL, NULL, DLSCAN_INT32, NULL, 0, 0, 0, NULL, NULL, NULL}
 
 DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
                                      cudaStream_t stream);
+
+/* ---- Your own operator ----
+ *
+ * Any associative operator on a state of up to 32 bytes: a linear recurrence h[t] = a[t] h[t-1] +
+ * b[t] (the state (a, b), combined as (a1, b1) then (a2, b2) -> (a1 a2, a2 b1 + b2)), a product,
+ * logcumsumexp, an arg-max with its index, a matrix product. The operator need not commute:
+ * `earlier` is always the state of the items before `later`'s.
+ *
+ * An operator is made once, on a handle, and then given to dlscan_scan (the struct's version 4:
+ * args.custom), which scans with it as with a built-in operator:
+ *   - the items of d_in (and, where the operator takes a second input, of args.d_in2, item for
+ *     item) become states through its load function (or each item is a state), the states are
+ *     scanned, and each output state becomes an item of d_out through its store function (or is
+ *     written as it is);
+ *   - exclusive, init and d_init (one state, host or device memory), d_total (one state: init
+ *     combined with every item's, so a chain over chunks passes d_total as the next call's d_init)
+ *     and scans in place (d_out == d_in where in_bytes == out_bytes) work as for the built-in
+ *     operators; in_type, out_type and op are not read.
+ *   - Segments, axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
+ *   - A state wider than 8 bytes takes more descriptor storage than dlscan_reserve(n) provides:
+ *     before capturing such a scan in a graph, make the same call once outside the capture.
+ * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,
+ * loaded from libnvrtc when first needed) for the handle's GPU into dlscan's scan kernel when the
+ * operator is made, and kept: a scan with it costs what a built-in scan costs. The compiled code
+ * is cached in memory (for the process) and on disk, keyed by the source, the sizes, the identity,
+ * the GPU's architecture and the library's version: in $DLSCAN_CACHE_DIR, or else
+ * $XDG_CACHE_HOME/dlscan or ~/.cache/dlscan; DLSCAN_CACHE_DIR=off turns the disk cache off. On a
+ * CPU handle the operator is C functions. One description may carry both, so one program runs on
+ * either handle.
+ *
+ * The source (CUDA C, compiled as C++17 device code; no #include is needed or available beyond
+ * <stdint.h>) defines:
+ *     dlscan_state                                   a type of state_bytes bytes;
+ *     __device__ dlscan_state dlscan_combine(dlscan_state earlier, dlscan_state later);
+ *   with DLSCAN_OPERATOR_LOAD: the item types dlscan_in (in_bytes) and, for a second input,
+ *   dlscan_in2 (in2_bytes), and
+ *     __device__ dlscan_state dlscan_load(dlscan_in x)  or  dlscan_load(dlscan_in x, dlscan_in2 y);
+ *   with DLSCAN_OPERATOR_STORE: the output type dlscan_out (out_bytes), and
+ *     __device__ dlscan_out dlscan_store(dlscan_state s);
+ * A size that differs from the description's is a compile error. The C functions do the same on
+ * bytes: combine(result, earlier, later), load(state, item, item2) (item2 NULL with one input)
+ * and store(item, state); result may equal earlier or later.
+ *
+ *     static const char source[] =
+ *         "typedef struct { float a, b; } dlscan_state;\n"
+ *         "typedef float dlscan_in; typedef float dlscan_in2; typedef float dlscan_out;\n"
+ *         "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+ *         "{ return dlscan_state{x.a * y.a, y.a * x.b + y.b}; }\n"
+ *         "__device__ dlscan_state dlscan_load(float a, float b) { return dlscan_state{a, b}; }\n"
+ *         "__device__ float dlscan_store(dlscan_state s) { return s.b; }\n";
+ *
+ * (or dlscan_operator_builtin, below, with DLSCAN_BUILTIN_LINEAR_RECURRENCE).
+ *
+ * Errors of dlscan_operator_create: DLSCAN_ERROR_INVALID_ARGUMENT (a NULL desc, identity or op,
+ * a size out of range, a GPU handle without source or a CPU handle without combine, a flag's
+ * function missing), DLSCAN_ERROR_COMPILE (the log in dlscan_last_error(h)),
+ * DLSCAN_ERROR_NO_COMPILER, DLSCAN_ERROR_CUDA (loading the compiled code), and
+ * DLSCAN_ERROR_OUT_OF_MEMORY; on failure *op is NULL. A scan with an operator made on a handle of
+ * another backend or GPU gets DLSCAN_ERROR_INVALID_ARGUMENT. */
+typedef struct dlscan_operator *dlscan_operator_t;
+
+#define DLSCAN_STATE_MAX_BYTES 32
+#define DLSCAN_OPERATOR_LOAD 1u  /* items become states through load (else an item is a state) */
+#define DLSCAN_OPERATOR_STORE 2u /* states become outputs through store (else an output is a state) */
+
+typedef struct dlscan_operator_desc {
+    size_t size;            /* sizeof(dlscan_operator_desc) */
+    size_t state_bytes;     /* 4 .. 32, a multiple of 4 */
+    const void *identity;   /* state_bytes of host memory: combine(identity, s) = s = combine(s, identity) */
+    unsigned flags;         /* DLSCAN_OPERATOR_LOAD, DLSCAN_OPERATOR_STORE */
+    size_t in_bytes;        /* an item of d_in, 1 .. 32 (without LOAD: state_bytes) */
+    size_t in2_bytes;       /* an item of d_in2, 1 .. 32, or 0: one input (only with LOAD) */
+    size_t out_bytes;       /* an item of d_out, 1 .. 32 (without STORE: state_bytes) */
+    const char *source;     /* GPU handles: the CUDA C source above */
+    void (*combine)(void *result, const void *earlier, const void *later); /* CPU handles */
+    void (*load)(void *state, const void *item, const void *item2);        /* CPU, with LOAD */
+    void (*store)(void *item, const void *state);                          /* CPU, with STORE */
+} dlscan_operator_desc;
+
+/* Makes an operator on h's backend (and GPU): on a GPU handle compiles its source, or finds it
+ * compiled in the cache; on a CPU handle keeps its functions. The description is copied. */
+DLSCAN_API dlscan_status dlscan_operator_create(dlscan_handle_t h, const dlscan_operator_desc *desc,
+                                                dlscan_operator_t *op);
+
+/* Frees an operator (NULL is taken). Scans enqueued with it must have finished. */
+DLSCAN_API void dlscan_operator_destroy(dlscan_operator_t op);
+
+/* How the operator's code was had, on a GPU handle: *milliseconds the time dlscan_operator_create
+ * took, *source 0 compiled now, 1 from the process's cache, 2 from the disk cache (CPU handles: 0
+ * and 0). Either pointer may be NULL. */
+DLSCAN_API dlscan_status dlscan_operator_info(dlscan_operator_t op, double *milliseconds, int *source);
+
+/* Built-in operators, made by the same means (no kernel of their own is compiled into dlscan).
+ * type: the items', outputs' and state's type. */
+typedef enum dlscan_builtin {
+    /* x[0] x[1] ... x[j]: int32, uint32, int64, uint64 (wrapping), float32, float64. */
+    DLSCAN_BUILTIN_PRODUCT = 0,
+    /* log(exp(x[0]) + ... + exp(x[j])) without overflow (torch.logcumsumexp): float32, float64.
+     * The state is the running maximum and the sum of exp(x - maximum). */
+    DLSCAN_BUILTIN_LOGSUMEXP = 1,
+    /* h[j] = a[j] h[j-1] + b[j], h[-1] = 0: a from d_in, b from d_in2; float32, float64. The state
+     * is (a, b) of two values of type (combined as above); an init is the state (1, h0) for a
+     * start of h0 (an exclusive scan's first output is then h0), and d_total leaves the state
+     * whose b is the last h, for a chain. With `parameter` pointing to one value of type, a is
+     * that value for every item and the scan reads b alone, from d_in. */
+    DLSCAN_BUILTIN_LINEAR_RECURRENCE = 2
+} dlscan_builtin;
+
+/* Makes the built-in operator `which` on `type`; parameter: see the operator (NULL otherwise).
+ * Errors: dlscan_operator_create's, and DLSCAN_ERROR_INVALID_TYPE for a type it does not take. */
+DLSCAN_API dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, dlscan_type type,
+                                                 const void *parameter, dlscan_operator_t *op);
 
 /* ---- Reductions: dlscan_reduce ----
  *

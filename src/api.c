@@ -77,8 +77,9 @@ dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r)
     if (r->n == 0 && !r->total && !r->offsets)
         return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
     dlscan_status status;
-    if (r->n > 0 && (status = h->backend->reserve(h, r->tiles * r->tile_descriptors,
-                                                   dl_words_per_tile(r->type), r->stream)) != DLSCAN_SUCCESS)
+    const int words = r->custom ? DL_DESCRIPTOR_WORDS((int)(r->custom->state_bytes / 4)) : dl_words_per_tile(r->type);
+    if (r->n > 0 && (status = h->backend->reserve(h, r->tiles * r->tile_descriptors, words, r->stream)) !=
+                        DLSCAN_SUCCESS)
         return status;
     return h->backend->scan(h, r);
 }

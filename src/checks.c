@@ -103,12 +103,12 @@ static dlscan_status dl_scan_args(dlscan_handle_t h, const dlscan_scan_args *arg
                        "DLSCAN_SCAN_ARGS_INIT",
                        args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1);
     if (args->size != DLSCAN_SCAN_ARGS_SIZE_V1 && args->size != DLSCAN_SCAN_ARGS_SIZE_V2 &&
-        args->size != DLSCAN_SCAN_ARGS_SIZE_V3 && args->size < ours)
+        args->size != DLSCAN_SCAN_ARGS_SIZE_V3 && args->size != DLSCAN_SCAN_ARGS_SIZE_V4 && args->size < ours)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "args->size = %zu is no version's size (%zu, %zu or %zu, or more than this "
+                       "args->size = %zu is no version's size (%zu, %zu, %zu or %zu, or more than this "
                        "library's %zu): start from DLSCAN_SCAN_ARGS_INIT",
-                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1,
-                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V2, (size_t)DLSCAN_SCAN_ARGS_SIZE_V3, ours);
+                       args->size, (size_t)DLSCAN_SCAN_ARGS_SIZE_V1, (size_t)DLSCAN_SCAN_ARGS_SIZE_V2,
+                       (size_t)DLSCAN_SCAN_ARGS_SIZE_V3, (size_t)DLSCAN_SCAN_ARGS_SIZE_V4, ours);
     if (args->size >= ours) { /* a later header's struct: its new fields must be unset */
         const unsigned char *tail = (const unsigned char *)args + ours;
         for (size_t i = 0; i < args->size - ours; ++i)
@@ -212,6 +212,98 @@ static dlscan_status dl_check_segment_buffers(dlscan_handle_t h, const dlscan_sc
     return h->backend->check_range(h, a->d_offsets, offset_bytes, "d_offsets");
 }
 
+/* The largest power of two that divides `bytes`, at most 16: the alignment an item of that size
+ * must have (a user operator's, whose type dlscan does not know). */
+static size_t dl_item_alignment(size_t bytes)
+{
+    size_t alignment = 1;
+    while (alignment < 16 && bytes % (alignment * 2) == 0)
+        alignment *= 2;
+    return alignment;
+}
+
+/* A scan with a user operator (args->custom): its own sizes in place of the types, and none of
+ * the segments, the axis or the reduction yet. */
+static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
+                                          cudaStream_t stream, dl_scan_request *request)
+{
+    const struct dlscan_operator *op = a->custom;
+    if (op->device_memory != h->backend->device_memory)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->custom was made on a %s handle, and this is a %s handle",
+                       op->device_memory ? "GPU" : "CPU", h->backend->name);
+    if (reduce)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_reduce does not take a user operator yet");
+    if (a->d_keys || a->d_offsets || a->num_segments || a->axis_length || a->axis_stride || a->d_totals)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "a user operator scans no segments and no axis yet: d_keys, d_offsets, "
+                       "num_segments, axis_length, axis_stride and d_totals must be unset");
+    if (a->exclusive != 0 && a->exclusive != 1)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
+    if (a->init && a->d_init)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "init and d_init are both set: give the init one way");
+    if (op->in2_bytes && a->n > 0 && !a->d_in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
+    if (!op->in2_bytes && a->d_in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set, and this operator reads one input");
+    const size_t n = a->n, state = op->state_bytes;
+    const size_t tile = h->backend->device_memory ? (size_t)DL_USER_THREADS * DL_USER_ITEMS(state) : 65536;
+    const size_t widest = op->in_bytes > op->out_bytes ? op->in_bytes : op->out_bytes;
+    if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) || n / tile >= DL_MAX_TILES)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
+    const size_t in_bytes = n * op->in_bytes, in2_bytes = n * op->in2_bytes, bytes = n * op->out_bytes;
+    dlscan_status status;
+    if (n > 0) {
+        const dl_buffer buffers[] = {
+            {a->d_in, in_bytes, dl_item_alignment(op->in_bytes), "d_in", 0, NULL},
+            {a->d_out, bytes, dl_item_alignment(op->out_bytes), "d_out", 1,
+             op->in_bytes == op->out_bytes ? a->d_in : NULL},
+            {a->d_in2, in2_bytes, dl_item_alignment(op->in2_bytes), "d_in2", 0, NULL},
+        };
+        if ((status = dl_check_buffers(h, buffers, op->in2_bytes ? 3 : 2)) != DLSCAN_SUCCESS)
+            return status;
+    }
+    if (a->d_init) {
+        if ((status = dl_check_buffer(h, a->d_init, 4, state, "d_init")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_init, state, a->d_out, bytes))
+            return dl_overlap(h, "d_init", a->d_init, state, "d_out", a->d_out, bytes);
+    }
+    if (a->d_total) {
+        if ((status = dl_check_buffer(h, a->d_total, 4, state, "d_total")) != DLSCAN_SUCCESS)
+            return status;
+        if (n > 0 && dl_ranges_overlap(a->d_total, state, a->d_in, in_bytes))
+            return dl_overlap(h, "d_total", a->d_total, state, "d_in", a->d_in, in_bytes);
+        if (n > 0 && op->in2_bytes && dl_ranges_overlap(a->d_total, state, a->d_in2, in2_bytes))
+            return dl_overlap(h, "d_total", a->d_total, state, "d_in2", a->d_in2, in2_bytes);
+        if (n > 0 && dl_ranges_overlap(a->d_total, state, a->d_out, bytes))
+            return dl_overlap(h, "d_total", a->d_total, state, "d_out", a->d_out, bytes);
+        if (a->d_init && a->d_init != a->d_total && dl_ranges_overlap(a->d_total, state, a->d_init, state))
+            return dl_overlap(h, "d_total", a->d_total, state, "d_init", a->d_init, state);
+    }
+    dl_scan_request r = {
+        .in = a->d_in,
+        .out = a->d_out,
+        .n = n,
+        .tiles = h->backend->device_memory ? dl_tiles(n, tile) : 0,
+        .tile_descriptors = 1,
+        .in_type = a->in_type,
+        .type = a->out_type,
+        .acc_type = a->out_type,
+        .op = a->op,
+        .exclusive = a->exclusive,
+        .init = a->d_init,
+        .total = a->d_total,
+        .custom = op,
+        .in2 = op->in2_bytes ? a->d_in2 : NULL,
+        .stream = stream,
+    };
+    memcpy(r.init_state, a->init && (n > 0 || a->d_total) ? a->init : (const void *)op->identity, state);
+    *request = r;
+    return DLSCAN_SUCCESS;
+}
+
 dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int reduce,
                             cudaStream_t stream, dl_scan_request *request)
 {
@@ -222,6 +314,10 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int
     dlscan_status status = dl_scan_args(h, args, &copy, &a);
     if (status != DLSCAN_SUCCESS)
         return status;
+    if (a->custom)
+        return dl_check_custom_scan(h, a, reduce, stream, request);
+    if (a->d_in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set without an operator (args->custom) to read it");
     if ((status = dl_check_type(h, a->in_type)) != DLSCAN_SUCCESS ||
         (status = dl_check_type(h, a->out_type)) != DLSCAN_SUCCESS)
         return status;

@@ -118,6 +118,8 @@ static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
 
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
+    if (r->custom)
+        return dl_cpu_custom_scan(h, r);
     /* The call runs now: d_init is read now. */
     const uint64_t seed_bits =
         dl_acc_bits(r->type, r->init ? dl_bits_read(r->init, r->type) : r->init_bits);

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "launch.h"
@@ -246,9 +247,17 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     if (r->n == 0 && (segmented || columns)) /* nothing to write; the offsets' values are the
                                                 caller's promise */
         return DLSCAN_SUCCESS;
-    if (r->n == 0) { /* only the total */
-        const cudaError_t error = (cudaError_t)dl_gpu_scan_total(r->init, r->total, r->init_bits,
-                                                                 dl_type_size(r->type), r->stream);
+    if (r->n == 0) { /* only the total: a value, or a user operator's state 8 bytes at a time */
+        const size_t bytes = r->custom ? r->custom->state_bytes : dl_type_size(r->type);
+        cudaError_t error = cudaSuccess;
+        for (size_t at = 0; at < bytes && error == cudaSuccess; at += 8) {
+            uint64_t bits = r->init_bits;
+            if (r->custom)
+                memcpy(&bits, (const unsigned char *)r->init_state + at, 8);
+            error = (cudaError_t)dl_gpu_scan_total(r->init ? (const unsigned char *)r->init + at : NULL,
+                                                   (unsigned char *)r->total + at, bits,
+                                                   bytes - at < 8 ? bytes - at : 8, r->stream);
+        }
         return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "writing the total");
     }
     const dl_scan_params params = {
@@ -268,7 +277,15 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
-    if (!r->out) { /* a reduction: chunks of whole scan tiles, at most the row's grid */
+    if (r->custom && r->custom->device != s->device) {
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "args->custom was made for device %d, and this handle scans on device %d",
+                       r->custom->device, s->device);
+    } else if (r->custom) {
+        dl_user_params user = {.scan = params, .in2 = r->in2};
+        memcpy(user.seed, r->init_state, sizeof user.seed);
+        error = dl_jit_launch(r->custom, &user, h->deterministic, s->policy->dependent_launch, r->stream);
+    } else if (!r->out) { /* a reduction: chunks of whole scan tiles, at most the row's grid */
         dl_scan_params reduce = params;
         reduce.tiles = r->tiles < s->reduce_blocks ? (uint32_t)r->tiles : s->reduce_blocks;
         error = dl_gpu_reduce_launch(&reduce, r->in_type, r->type, r->op, h->deterministic, r->stream);
@@ -310,7 +327,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         return dl_not_built(h, what);
     }
     if (error != cudaSuccess)
-        return dl_cuda_fail(h, (cudaError_t)error, "launching the scan kernel");
+        return dl_cuda_fail(h, (cudaError_t)error, r->custom ? "launching the operator's scan kernel" : "launching the scan kernel");
     return DLSCAN_SUCCESS;
 }
 

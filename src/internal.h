@@ -40,8 +40,33 @@ typedef struct dl_scan_request {
     size_t axis_length;
     size_t axis_stride;   /* 1: rows, on the segmented scans' tiles */
     void *totals;         /* d_totals: n / axis_length `type` values, or NULL */
+    /* A user operator (none of the segments or the axis with it): in_type, type, acc_type,
+     * op and init_bits are unused; init and total are states. */
+    const struct dlscan_operator *custom;
+    const void *in2;      /* its second input, or NULL */
+    uint32_t init_state[DLSCAN_STATE_MAX_BYTES / 4]; /* the host init, or the identity */
     cudaStream_t stream;
 } dl_scan_request;
+
+/* A user operator (operator.c): its description's sizes and functions, and on a GPU handle its
+ * compiled kernels (jit.c). */
+struct dlscan_operator {
+    int device_memory;      /* the backend it was made for: 1 GPU, 0 CPU */
+    int device;             /* GPU handles: the device */
+    size_t state_bytes, in_bytes, in2_bytes, out_bytes;
+    unsigned flags;
+    uint32_t identity[DLSCAN_STATE_MAX_BYTES / 4];
+    void (*combine)(void *result, const void *earlier, const void *later);
+    void (*load)(void *state, const void *item, const void *item2);
+    void (*store)(void *item, const void *state);
+    unsigned char item2[DLSCAN_STATE_MAX_BYTES]; /* CPU: load's item2 where the scan has one */
+    int has_item2;                               /* input (a built-in's constant), or none */
+    void *library;          /* GPU: the loaded code (cudaLibrary_t) */
+    const void *kernels[4]; /* GPU (cudaKernel_t): one block per tile, tree and left fold; persistent,
+                               tree and left fold */
+    double milliseconds;    /* dlscan_operator_info */
+    int source;
+};
 
 /* A checked compaction request (dl_compact_kind in device/launch.h). */
 typedef struct dl_compact_request {
@@ -181,6 +206,16 @@ size_t dl_tiles(size_t n, size_t tile);
 /* Runs a checked request (api.c): reserves its descriptors and hands it to the backend; an
  * n == 0 request without a total or offsets writes nothing. */
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r);
+
+/* User operators on a GPU handle (jit.c; gpu_stub.c without CUDA): compiles op's source for
+ * the handle's device, or finds it in the caches, and loads it into op; frees what it loaded;
+ * launches the scan of a checked request with it (n > 0) and returns a cudaError_t as int. */
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const char *source);
+void dl_jit_free(struct dlscan_operator *op);
+int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
+                  int dependent_launch, cudaStream_t stream);
+/* A user operator's scan on a CPU handle (operator.c), n > 0 or a total. */
+dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r);
 
 /* Backends. Each fills in h->backend and h->backend_state, or fails. */
 dlscan_status dl_gpu_backend_init(dlscan_handle_t h);

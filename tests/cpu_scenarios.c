@@ -12,6 +12,7 @@
 #include "axis_check.h"
 #include "check.h"
 #include "compact_check.h"
+#include "operator_check.h"
 #include "pair_check.h"
 #include "protocol.h"
 #include "scan_check.h"
@@ -68,6 +69,17 @@ void cpu_every_operator_and_size(dlscan_type type)
     uint64_t rng = test_seed();
     dlscan_handle_t h = cpu_handle_tiles(4, 1024);
     scan_check_type(h, &host_memory, type, test_max_n(1u << 21), &rng);
+    dlscan_destroy(h);
+}
+
+void cpu_user_operators(void)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t h = cpu_handle_tiles(4, 1024);
+    operator_check_builtins(h, &host_memory, test_max_n(1u << 18), &rng);
+    operator_check_user(h, &host_memory, test_max_n(1u << 18), &rng);
+    operator_check_chain(h, &host_memory, &rng);
+    operator_check_refusals(h, &host_memory);
     dlscan_destroy(h);
 }
 

@@ -10,6 +10,9 @@
 
 /* Every operator, inclusive and exclusive, in place and not, at every edge size. */
 void cpu_every_operator_and_size(dlscan_type type);
+/* User operators (operator_check.h): the built-ins, operators written in the test, a chain
+ * and the refusals, on CPU handles. */
+void cpu_user_operators(void);
 /* Float sums of values spanning 2^-20 .. 2^20 against the float64 reference. */
 void cpu_float_sums_of_mixed_magnitudes(void);
 /* Random delays: the look-back waits on X, folds A and stops at P, and counts each. */

@@ -7,7 +7,10 @@
  * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
  * by offsets in every layout, uint8 keys over several pairs), min and max with NaN (every float
  * pair, segmented and by key), scans along an axis (float64 and uint8 into int32, rows and
- * columns), reductions and scans across three ranks (threads), then bad input (segmented: with offsets that break the caller's promise too). Built twice: sanitize_gpu on the release
+ * columns), reductions and scans across three ranks (threads), user operators compiled at run
+ * time (operator_check.c), then bad input (segmented: with offsets that break the caller's
+ * promise too). DLSCAN_SANITIZE_ONLY=operators runs the user operators' step and their refusals
+ * alone. Built twice: sanitize_gpu on the release
  * library, with the default choice of kernel (few tiles one block each, more persistent) and
  * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
  * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans, axis
@@ -15,17 +18,31 @@
  * up to DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "across_check.h"
 #include "axis_check.h"
 #include "compact_check.h"
 #include "gpu_memory.h"
+#include "operator_check.h"
 #include "pair_check.h"
 #include "scan_check.h"
 #include "segment_check.h"
 #include "testing.h"
 
 int test_expect_failures;
+
+/* User operators: the built-ins, the test's operators, a chain. */
+static void user_operators(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng, int *step)
+{
+    const int before = test_expect_failures;
+    operator_check_builtins(h, m, max_n, rng);
+    operator_check_user(h, m, max_n, rng);
+    operator_check_chain(h, m, rng);
+    printf("%s %d - user operators\n", test_expect_failures == before ? "ok" : "not ok", ++*step);
+    fflush(stdout);
+}
 
 int main(void)
 {
@@ -53,7 +70,18 @@ int main(void)
 #endif
     const int count = (int)(sizeof choices / sizeof choices[0]);
     int step = 0;
-    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 3 * count + 3 * pauses + 3);
+    const char *only = getenv("DLSCAN_SANITIZE_ONLY");
+    if (only && strcmp(only, "operators") == 0) {
+        printf("TAP version 13\n1..2\n");
+        user_operators(h, &m, max_n, &rng, &step);
+        const int before = test_expect_failures;
+        operator_check_refusals(h, &m);
+        printf("%s %d - user operators' refusals\n", test_expect_failures == before ? "ok" : "not ok", ++step);
+        CUDA_OK(cudaStreamDestroy(stream));
+        dlscan_destroy(h);
+        return test_expect_failures ? 1 : 0;
+    }
+    printf("TAP version 13\n1..%d\n", 6 * 2 * count + 3 * count + 3 * pauses + 4);
     /* Reductions (int32, float32, uint8 into wider types), and scans across three ranks. */
     {
         const int before = test_expect_failures;
@@ -142,7 +170,9 @@ int main(void)
         printf("%s %d - uint8 into int32, chained through d_init and d_total\n",
                test_expect_failures == before ? "ok" : "not ok", ++step);
     }
+    user_operators(h, &m, max_n, &rng, &step);
     const int before = test_expect_failures;
+    operator_check_refusals(h, &m);
     scan_check_bad_input(h, &m, NULL);
     compact_check_bad_input(h, &m, NULL);
     segment_check_bad_input(h, &m, NULL, &rng);

@@ -1115,6 +1115,37 @@ Test(cli, standard_input_and_output)
     free(text);
 }
 
+/* --op prod and logsumexp (user operators), chained over chunks through the carry, on the CPU
+ * backend; refused with segments or another output type. */
+Test(cli, prod_and_logsumexp)
+{
+    static const char items[] = "3 -2 5 7 -1 4 2 9 -3 6 1 8";
+    cli_run r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op",
+                                   "prod", "--format", "text", "--chunk-items", "5", "-", "-");
+    expect_success(&r);
+    cr_expect_str_eq(r.out, "3\n-6\n-30\n-210\n210\n840\n1680\n15120\n-45360\n-272160\n-272160\n-2177280\n");
+    cli_run_free(&r);
+    static const char logs[] = "0 0 0 0";
+    r = RUN_CLI_WITH_INPUT(logs, sizeof logs - 1, "scan", "--backend", "cpu", "--type", "float64", "--op",
+                           "logsumexp", "--exclusive", "--init", "0", "--format", "text", "--chunk-items", "3", "-",
+                           "-");
+    expect_success(&r);
+    double got[4] = {0};
+    cr_assert_eq(sscanf(r.out, "%lf %lf %lf %lf", &got[0], &got[1], &got[2], &got[3]), 4, "%s", r.out);
+    for (int k = 0; k < 4; ++k) /* exclusive from an item 0 in front: log(k + 1) */
+        cr_expect(fabs(got[k] - log(k + 1.0)) < 1e-12, "item %d: %.17g", k, got[k]);
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT(logs, sizeof logs - 1, "scan", "--backend", "cpu", "--type", "int32", "--op",
+                           "logsumexp", "--format", "text", "-", "-");
+    cr_expect_neq(r.status, 0, "logsumexp of int32");
+    cr_expect_eq(r.out_size, 0);
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT(logs, sizeof logs - 1, "scan", "--backend", "cpu", "--type", "float32", "--op",
+                           "prod", "--out-type", "float64", "--format", "text", "-", "-");
+    cr_expect_neq(r.status, 0, "prod into another type");
+    cli_run_free(&r);
+}
+
 Test(cli, empty_input_gives_empty_output)
 {
     write_file(in_work("empty"), "", 0);

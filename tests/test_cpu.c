@@ -35,6 +35,8 @@ ParameterizedTest(dlscan_type *in_type, cpu, chained_calls_with_device_init_and_
     cpu_chained_calls_with_device_init_and_total(*in_type);
 }
 
+Test(cpu, user_operators, .timeout = 600) { cpu_user_operators(); }
+
 Test(cpu, float16_and_bfloat16_with_nan_inf_and_subnormals, .timeout = 600)
 {
     cpu_16_bit_floats_with_nan_inf_and_subnormals();

@@ -13,12 +13,16 @@
  * skipped, saying so, where no CUDA device exists. DLSCAN_TEST_MAX_N caps the sizes (for
  * compute-sanitizer runs).
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, fork */
+
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <criterion/parameterized.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "across_check.h"
 #include "axis_check.h"
@@ -26,6 +30,7 @@
 #include "dlscan.h"
 #include "gpu_memory.h"
 #include "gpu_suite.h"
+#include "operator_check.h"
 #include "pair_check.h"
 #include "scan_check.h"
 #include "segment_check.h"
@@ -799,5 +804,126 @@ Test(gpu, across_bad_input_is_refused_and_writes_nothing, .timeout = 120)
     (void)rng;
     int32_t host[1000];
     across_check_bad_input(h, &m, host);
+    gpu_done(h, stream);
+}
+
+/* ---- User operators (operator_check.h), compiled at run time ---- */
+
+Test(gpu, user_operator_builtins, .timeout = 600)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    operator_check_builtins(h, &m, test_max_n(1u << 22), &rng);
+    gpu_done(h, stream);
+}
+
+/* Both kernels: the default choice (few tiles one block each, more persistent) and one block
+ * per tile at every size. */
+Test(gpu, user_operators_written_in_the_test, .timeout = 600)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    for (int persistent = 1; persistent >= 0; --persistent) {
+        cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
+        operator_check_user(h, &m, test_max_n(1u << 22), &rng);
+    }
+    gpu_done(h, stream);
+}
+
+Test(gpu, user_operator_chains_and_refusals, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    operator_check_chain(h, &m, &rng);
+    operator_check_refusals(h, &m);
+    gpu_done(h, stream);
+}
+
+/* The left fold (DLSCAN_OPTION_DETERMINISTIC) gives a float recurrence the same bits on every
+ * run; checked against the tree fold's values within rounding by operator_check_builtins. */
+Test(gpu, user_operator_left_fold_is_reproducible, .timeout = 240)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_DETERMINISTIC, 1), DLSCAN_SUCCESS);
+    operator_check_builtins(h, &m, test_max_n(1u << 18), &rng);
+    const size_t n = test_max_n((1u << 23) + 3);
+    dlscan_operator_t op;
+    cr_assert_eq(dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op), DLSCAN_SUCCESS);
+    float *a = malloc(n * 4), *first = malloc(n * 4), *again = malloc(n * 4);
+    cr_assert(a && first && again);
+    for (size_t i = 0; i < n; ++i)
+        a[i] = 0.5f + (float)(test_random(&rng) % 1024) / 2048.0f;
+    float *d_a, *d_out;
+    CUDA_OK(cudaMalloc((void **)&d_a, n * 4));
+    CUDA_OK(cudaMalloc((void **)&d_out, n * 4));
+    CUDA_OK(cudaMemcpy(d_a, a, n * 4, cudaMemcpyHostToDevice));
+    dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
+    args.custom = op, args.d_in = d_a, args.d_in2 = d_a, args.d_out = d_out, args.n = n;
+    for (int run = 0; run < 20; ++run) {
+        if (run % 4 == 1) /* other work on the GPU changes the order the tiles finish in */
+            test_disturb(stream, 132, 256, 20000);
+        cr_assert_eq(dlscan_scan(h, &args, stream), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        CUDA_OK(cudaMemcpy(run ? again : first, d_out, n * 4, cudaMemcpyDeviceToHost));
+        if (run)
+            cr_expect(memcmp(first, again, n * 4) == 0, "run %d differs from the first", run);
+    }
+    CUDA_OK(cudaFree(d_a));
+    CUDA_OK(cudaFree(d_out));
+    free(a), free(first), free(again);
+    dlscan_operator_destroy(op);
+    gpu_done(h, stream);
+}
+
+/* A process compiles an operator and leaves it in the disk cache; the next one loads it from
+ * there (under 50 ms), and a second operator of the same source comes from memory. */
+Test(gpu, user_operator_caches, .timeout = 240)
+{
+    char dir[] = "/tmp/dlscan-cache-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    setenv("DLSCAN_CACHE_DIR", dir, 1);
+    const pid_t child = fork();
+    if (child == 0) { /* before this process touched CUDA */
+        dlscan_handle_t h;
+        dlscan_operator_t op;
+        if (dlscan_create(&h) != DLSCAN_SUCCESS)
+            _exit(3);
+        int source = -1;
+        const int made = dlscan_operator_builtin(h, DLSCAN_BUILTIN_LOGSUMEXP, DLSCAN_FLOAT64, NULL, &op) ==
+                         DLSCAN_SUCCESS;
+        if (made)
+            dlscan_operator_info(op, NULL, &source);
+        _exit(!made ? 1 : source == 0 ? 0 : 2);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        cr_skip_test("no CUDA device here: the gpu suite needs one");
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the first process compiled it: %d", status);
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    (void)rng, (void)m;
+    dlscan_operator_t op, same;
+    double ms = 0;
+    int source = -1;
+    cr_assert_eq(dlscan_operator_builtin(h, DLSCAN_BUILTIN_LOGSUMEXP, DLSCAN_FLOAT64, NULL, &op), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_operator_info(op, &ms, &source), DLSCAN_SUCCESS);
+    cr_expect_eq(source, 2, "from the disk cache");
+    cr_expect(ms < 50, "a cached operator loads in under 50 ms: %.1f ms", ms);
+    cr_log_info("cached operator loaded from disk in %.2f ms", ms);
+    cr_assert_eq(dlscan_operator_builtin(h, DLSCAN_BUILTIN_LOGSUMEXP, DLSCAN_FLOAT64, NULL, &same), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_operator_info(same, &ms, &source), DLSCAN_SUCCESS);
+    cr_expect_eq(source, 1, "from the process's cache");
+    dlscan_operator_destroy(op);
+    dlscan_operator_destroy(same);
+    gpu_done(h, stream);
+}
+
+/* Without NVRTC an operator is refused with its own status, and built-in scans still run. */
+Test(gpu, user_operator_without_nvrtc, .timeout = 120)
+{
+    setenv("DLSCAN_NVRTC", "off", 1);
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    (void)rng, (void)m;
+    dlscan_operator_t op = (dlscan_operator_t)1;
+    cr_expect_eq(dlscan_operator_builtin(h, DLSCAN_BUILTIN_PRODUCT, DLSCAN_FLOAT32, NULL, &op), DLSCAN_ERROR_NO_COMPILER);
+    cr_expect_null(op);
+    cr_expect(strstr(dlscan_last_error(h), "NVRTC") != NULL, "%s", dlscan_last_error(h));
     gpu_done(h, stream);
 }

@@ -214,15 +214,14 @@ Test(host, scan_args_version_2)
     dlscan_destroy(h);
 }
 
-/* The struct's third version (scans along an axis): DLSCAN_SCAN_ARGS_INIT leaves the axis off
- * and DLSCAN_SCAN_ARGS_SIZE_V3 is the whole struct. A caller built with the second version
+/* The struct's third version (scans along an axis): DLSCAN_SCAN_ARGS_INIT leaves the axis off.
+ * A caller built with the second version
  * passes DLSCAN_SCAN_ARGS_SIZE_V2 and gets the scan it asks for (here a segmented one),
  * whatever its memory holds past its struct; sizes between V2's and V3's are refused. */
 Test(host, scan_args_version_3)
 {
     const dlscan_scan_args init = DLSCAN_SCAN_ARGS_INIT;
     cr_assert(init.axis_length == 0 && init.axis_stride == 0 && !init.d_totals);
-    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V3, sizeof(dlscan_scan_args));
     dlscan_handle_t h = NULL;
     cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
     int32_t items[100], out[100];
@@ -252,6 +251,41 @@ Test(host, scan_args_version_3)
     for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V2 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V3; ++size) {
         v2.size = size;
         cr_assert_eq(dlscan_scan(h, &v2, NULL), DLSCAN_ERROR_INVALID_ARGUMENT, "size %zu", size);
+    }
+    dlscan_destroy(h);
+}
+
+/* The struct's fourth version (user operators): DLSCAN_SCAN_ARGS_INIT leaves custom and d_in2
+ * NULL and DLSCAN_SCAN_ARGS_SIZE_V4 is the whole struct. A caller built with the third version
+ * passes DLSCAN_SCAN_ARGS_SIZE_V3 and gets the scan it asks for, whatever its memory holds past
+ * its struct; sizes between V3's and V4's are refused. */
+Test(host, scan_args_version_4)
+{
+    const dlscan_scan_args init = DLSCAN_SCAN_ARGS_INIT;
+    cr_assert(!init.custom && !init.d_in2);
+    cr_assert_eq(DLSCAN_SCAN_ARGS_SIZE_V4, sizeof(dlscan_scan_args));
+    dlscan_handle_t h = NULL;
+    cr_assert_eq(dlscan_create_cpu(&h, 2), DLSCAN_SUCCESS);
+    int32_t items[100], out[100];
+    for (int i = 0; i < 100; ++i)
+        items[i] = i % 7 - 3;
+    dlscan_scan_args v3 = init;
+    v3.size = DLSCAN_SCAN_ARGS_SIZE_V3;
+    v3.d_in = items;
+    v3.d_out = out;
+    v3.n = 100;
+    /* fields a third-version caller does not have: refused if the library read them */
+    v3.custom = (const struct dlscan_operator *)items;
+    v3.d_in2 = items;
+    cr_assert_eq(dlscan_scan(h, &v3, NULL), DLSCAN_SUCCESS, "%s", dlscan_last_error(h));
+    int32_t sum = 0;
+    for (int i = 0; i < 100; ++i) {
+        sum += items[i];
+        cr_assert_eq(out[i], sum, "item %d: %d, want %d", i, out[i], sum);
+    }
+    for (size_t size = DLSCAN_SCAN_ARGS_SIZE_V3 + 1; size < DLSCAN_SCAN_ARGS_SIZE_V4; ++size) {
+        v3.size = size;
+        cr_assert_eq(dlscan_scan(h, &v3, NULL), DLSCAN_ERROR_INVALID_ARGUMENT, "size %zu", size);
     }
     dlscan_destroy(h);
 }

@@ -97,6 +97,7 @@ int main(void)
         {"reduce_every_pair_and_operator", reduce_pairs},
         {"across_ranks_every_pair", across_pairs},
         {"across_refusals", cpu_across_refusals},
+        {"user_operators", cpu_user_operators},
     };
     const int count = (int)(sizeof scenarios / sizeof scenarios[0]);
     printf("TAP version 13\n1..%d\n", count);

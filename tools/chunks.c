@@ -67,7 +67,7 @@ int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size
 {
     memset(m, 0, sizeof *m);
     m->on_gpu = on_gpu;
-    m->carry = &m->host_carry;
+    m->carry = m->host_carry;
     void **host[CHUNK_BUFFERS], **device[CHUNK_BUFFERS];
     chunk_buffers(m, host, device);
     const size_t bytes[CHUNK_BUFFERS] = {items * in_size, items * out_size, extra_bytes};
@@ -75,7 +75,7 @@ int chunk_memory_alloc(chunk_memory *m, int on_gpu, size_t items, size_t in_size
 #ifdef DLSCAN_CLI_HAVE_CUDA
     if (on_gpu) {
         m->carry = NULL;
-        cudaError_t error = cudaMalloc(&m->carry, sizeof(scan_value));
+        cudaError_t error = cudaMalloc(&m->carry, CHUNK_CARRY_BYTES);
         for (int k = 0; k < CHUNK_BUFFERS && error == cudaSuccess; ++k)
             if (bytes[k])
                 error = cudaMalloc(device[k], bytes[k]);

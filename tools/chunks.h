@@ -14,14 +14,17 @@
 #include "files.h"
 #include "values.h"
 
+/* The carry's bytes: any value, a size_t, or a user operator's state (dlscan.h). */
+#define CHUNK_CARRY_BYTES 32
+
 typedef struct chunk_memory {
     int on_gpu;
     int pinned;
     void *host_in, *host_out, *host_extra; /* extra: scan's keys or offsets, select's flags,
                                               run-length encoding's lengths */
     void *device_in, *device_out, *device_extra;
-    void *carry;           /* device memory for a GPU handle, else &host_carry */
-    scan_value host_carry; /* 8 bytes: any value, or a size_t */
+    void *carry;           /* device memory for a GPU handle, else host_carry */
+    _Alignas(16) unsigned char host_carry[CHUNK_CARRY_BYTES];
 } chunk_memory;
 
 enum { CHUNK_BUFFERS = 3, CHUNK_IN = 0, CHUNK_OUT = 1, CHUNK_EXTRA = 2 };

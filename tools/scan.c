@@ -67,6 +67,8 @@ typedef struct scan_options {
     const type_info *type, *out_type; /* --type, --out-type (default: --type) */
     const type_info *scan_type;       /* what the library writes: out_type, or float32 */
     dlscan_op op;               /* --op (default: sum) */
+    int builtin;                /* --op prod or logsumexp: a dlscan_builtin; -1: op */
+    dlscan_operator_t custom;   /* that operator, made on the handle */
     int exclusive;
     const char *init_text;
     segment_kind segments;      /* --keys or --offsets */
@@ -86,6 +88,7 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
 {
     memset(o, 0, sizeof *o);
     o->op = DLSCAN_SUM;
+    o->builtin = -1;
     common_arguments common = {0};
     for (int i = 0; i < argc; ++i) {
         const char *a = argv[i];
@@ -143,9 +146,14 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
             int known_op = 0;
             for (int k = 0; k < 3; ++k)
                 if (strcmp(value, op_names[k]) == 0)
-                    o->op = (dlscan_op)k, known_op = 1;
+                    o->op = (dlscan_op)k, o->builtin = -1, known_op = 1;
+            if (strcmp(value, "prod") == 0 || strcmp(value, "logsumexp") == 0) {
+                o->builtin = value[0] == 'p' ? DLSCAN_BUILTIN_PRODUCT : DLSCAN_BUILTIN_LOGSUMEXP;
+                known_op = 1;
+            }
             if (!known_op)
-                return fail(STATUS_BAD_INPUT, "scan: unknown operator '%s' (sum, min or max)", value);
+                return fail(STATUS_BAD_INPUT, "scan: unknown operator '%s' (sum, min, max, prod or logsumexp)",
+                            value);
         } else { /* --init */
             o->init_text = value;
         }
@@ -187,6 +195,21 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
     }
     if (o->totals_path && strcmp(o->totals_path, "-") == 0 && !o->out_path)
         return fail(STATUS_BAD_INPUT, "scan: OUT and --totals cannot both be standard output");
+    if (o->builtin >= 0) { /* a user operator: a plain scan of a type into itself */
+        const char *name = o->builtin == DLSCAN_BUILTIN_PRODUCT ? "prod" : "logsumexp";
+        const dlscan_type t = o->type->type;
+        const int real = t == DLSCAN_FLOAT32 || t == DLSCAN_FLOAT64;
+        if (o->segments || o->axis_length)
+            return fail(STATUS_BAD_INPUT, "scan: --op %s takes no --keys, --offsets or --axis-length yet", name);
+        if (o->out_type != o->type)
+            return fail(STATUS_BAD_INPUT, "scan: --op %s writes --type: no --out-type", name);
+        if (!real && (o->builtin == DLSCAN_BUILTIN_LOGSUMEXP ||
+                      (t != DLSCAN_INT32 && t != DLSCAN_UINT32 && t != DLSCAN_INT64 && t != DLSCAN_UINT64)))
+            return fail(STATUS_BAD_INPUT, "scan: --op %s takes %s, not %s", name,
+                        o->builtin == DLSCAN_BUILTIN_LOGSUMEXP ? "float32 and float64"
+                                                               : "int32, uint32, int64, uint64, float32 and float64",
+                        o->type->name);
+    }
     return STATUS_OK;
 }
 
@@ -221,6 +244,7 @@ static dlscan_scan_args range_args(const chunk_memory *m, const scan_options *o,
     a.in_type = o->type->type;
     a.out_type = o->scan_type->type;
     a.op = o->op;
+    a.custom = o->custom;
     a.exclusive = o->exclusive;
     return a;
 }
@@ -349,6 +373,19 @@ static int check_pair(dlscan_handle_t h, const scan_options *o)
     return STATUS_OK;
 }
 
+/* --op prod or logsumexp: the built-in operator on the handle (compiled on a GPU). */
+static int make_operator(dlscan_handle_t h, scan_options *o)
+{
+    if (o->builtin < 0)
+        return STATUS_OK;
+    const dlscan_status status =
+        dlscan_operator_builtin(h, (dlscan_builtin)o->builtin, o->type->type, NULL, &o->custom);
+    if (status != DLSCAN_SUCCESS)
+        return fail(STATUS_FAILED, "scan: --op %s: %s", o->builtin == DLSCAN_BUILTIN_PRODUCT ? "prod" : "logsumexp",
+                    dlscan_last_error(h));
+    return STATUS_OK;
+}
+
 /* The bytes of keys or offsets for each item of a chunk (0: none). */
 static size_t segment_item_size(const scan_options *o)
 {
@@ -384,12 +421,13 @@ static int scan_ranks(const scan_options *o, const void *seed)
     const int rank = ranks_rank(), ranks = ranks_count();
     const type_info *type = o->type;
     int status = STATUS_OK, fd = -1, on_gpu = 0;
-    if (o->stream.text || o->segments || o->axis_length || !o->in_path || !strcmp(o->in_path, "-") ||
+    if (o->stream.text || o->segments || o->axis_length || o->builtin >= 0 || !o->in_path || !strcmp(o->in_path, "-") ||
         !o->out_path || !strcmp(o->out_path, "-"))
         status = rank > 0 ? STATUS_BAD_INPUT
                           : fail(STATUS_BAD_INPUT, "scan: under mpiexec, IN and OUT are binary files and "
                                                    "the scan a plain one: no standard input or output, "
-                                                   "--format text, --keys, --offsets or --axis-length");
+                                                   "--format text, --keys, --offsets, --axis-length, or "
+                                                   "--op prod or logsumexp");
     struct stat about;
     unsigned long long n = 0;
     if (status == STATUS_OK) {
@@ -508,6 +546,11 @@ int cmd_scan(int argc, char **argv)
         return ranks_worst(status);
     if (ranks_count() > 1)
         return scan_ranks(&o, seed);
+    /* logsumexp's init V is the state (V, 1): one item V in front */
+    double lse_seed64[2] = {init.f64, 1.0};
+    float lse_seed32[2] = {init.f32, 1.0f};
+    if (seed && o.builtin == DLSCAN_BUILTIN_LOGSUMEXP)
+        seed = o.type->type == DLSCAN_FLOAT32 ? (const void *)lse_seed32 : (const void *)lse_seed64;
 
     input_file in;
     output_file out = {0}, totals = {0};
@@ -538,7 +581,7 @@ int cmd_scan(int argc, char **argv)
          (status = output_refuse_terminal(&totals)) != STATUS_OK) ||
         (status = open_handle(o.stream.backend, o.stream.threads, o.quiet,
                               "scanning on the CPU backend", &h, &on_gpu)) != STATUS_OK ||
-        (status = check_pair(h, &o)) != STATUS_OK)
+        (status = make_operator(h, &o)) != STATUS_OK || (status = check_pair(h, &o)) != STATUS_OK)
         goto done;
     /* the widest of the types (values in and out, keys or offsets); each device buffer
      * twice over: 4, with keys or offsets 6 */
@@ -628,6 +671,7 @@ done:
         output_discard(&out);
     }
     chunk_memory_free(&memory);
+    dlscan_operator_destroy(o.custom);
     dlscan_destroy(h);
     segments_close(&segments);
     input_close(&in);

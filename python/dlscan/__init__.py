@@ -11,6 +11,8 @@ and on CUDA arrays of PyTorch, CuPy, JAX or Numba (the GPU backend), without cop
            [ 3,  7, 12]])
     >>> dlscan.run_length_encode(np.array([7, 7, 2, 2, 2, 9]))
     (array([7, 2, 9]), array([2, 3, 1]), 3)
+    >>> dlscan.linear_recurrence(np.full(4, 0.5), np.array([1.0, 2.0, 3.0, 4.0]))
+    array([1.   , 2.5  , 4.25 , 6.125])
 
 Arrays are one-dimensional and contiguous, except that the scans (cumsum, cummin, cummax) take
 C-contiguous arrays of any shape: axis=None (the default) scans x flattened, as numpy.cumsum
@@ -21,6 +23,9 @@ __cuda_array_interface__ names, else the current stream of its library (PyTorch,
 else the legacy default stream; the call only enqueues work. New outputs are made by the
 input's own library (numpy.empty, torch.empty, cupy.empty, or the array API's empty); pass
 out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
+
+linear_recurrence (h[t] = a[t] h[t-1] + b[t]), cumprod and logcumsumexp scan with operators
+that dlscan compiles at run time on a GPU (dlscan.h, "Your own operator"), over x flattened.
 
 group= scans one array spread over the ranks of an mpi4py communicator (NumPy arrays, or CUDA
 arrays through the host) or of a torch.distributed process group (CUDA tensors over its NCCL):
@@ -42,8 +47,11 @@ from ._dlscan import (
     __version__,
     cummax,
     cummin,
+    cumprod,
     cumsum,
     has_gpu_backend,
+    linear_recurrence,
+    logcumsumexp,
     reduce_by_key,
     reserve,
     run_length_encode,
@@ -54,7 +62,7 @@ from . import _dlscan
 
 __all__ = [
     "cumsum", "cummin", "cummax", "select", "unique", "run_length_encode", "reduce_by_key",
-    "reserve", "has_gpu_backend", "Error", "ArgumentError", "DtypeError", "OutOfMemoryError",
+    "linear_recurrence", "cumprod", "logcumsumexp", "reserve", "has_gpu_backend", "Error", "ArgumentError", "DtypeError", "OutOfMemoryError",
 ]
 
 # The struct module's format of each type, for outputs like a plain buffer (array.array,

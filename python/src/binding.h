@@ -6,7 +6,8 @@
  * The module's files: module.c (the module, its errors and the helpers it calls in
  * dlscan/__init__.py), handles.c (handles per thread and device, CUDA devices and streams),
  * arrays.c (operands, outputs, scalar values), scan.c (cumsum, cummin, cummax), compact.c
- * (select, unique, run_length_encode, reduce_by_key).
+ * (select, unique, run_length_encode, reduce_by_key), operator.c (linear_recurrence, cumprod,
+ * logcumsumexp: dlscan's built-in user operators).
  */
 #ifndef DLSCAN_PY_BINDING_H
 #define DLSCAN_PY_BINDING_H
@@ -166,7 +167,7 @@ int dlpy_split_out(PyObject *out, PyObject **a, PyObject **b, const char *func);
 /* A slice out[:count] of an output (the CPU calls return arrays as long as their count). */
 PyObject *dlpy_head(PyObject *array, size_t count);
 
-/* The functions (scan.c, compact.c). */
+/* The functions (scan.c, compact.c, operator.c). */
 PyObject *dlpy_cumsum(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_cummin(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs);
@@ -175,5 +176,8 @@ PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_unique(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_run_length_encode(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_reduce_by_key(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *dlpy_linear_recurrence(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *dlpy_cumprod(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *dlpy_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #endif

@@ -1,0 +1,272 @@
+/*
+ * bench_operator.c: user operators (dlscan.h, "Your own operator"), compiled at run time, against
+ * their floor: linear recurrences and a user sum beside the built-in sum, in one run.
+ *
+ *   bench_operator [--quick] [--repeats 5] [--csv FILE]
+ *
+ * The workloads and their variants, at n = 2^20 .. 2^28 (--quick: 2^20, 2^24, 2^28; 3 repeats):
+ *   recurrence float32   h[t] = a[t] h[t-1] + b[t] (DLSCAN_BUILTIN_LINEAR_RECURRENCE), a and b
+ *                        two arrays: reads 8 bytes an item, writes 4;
+ *   recurrence float64   the same in float64: 24 bytes an item;
+ *   scalar-a float32     a one value for every item: reads b (4 bytes), writes 4;
+ *   sum int32            the built-in sum (dlscan_inclusive_scan) and a sum written as a user
+ *                        operator, source text through NVRTC ("unsigned int" states), side by
+ *                        side: what the run-time path costs per call.
+ * The floor of each: cudaMemcpyAsync device to device of half the bytes an item moves (a copy
+ * reads and writes each byte), timed in the same rounds. Method (timing.c, as bench.c's): each
+ * variant warmed up (3 calls), then timed back to back between CUDA events in batches of about
+ * 4 ms, the variants' batches alternating round by round; the median of --repeats batches gives
+ * the time per call. Reported: us per call and the floor's time over it.
+ *
+ * Also the operators' first creation (a compile by NVRTC, in a cache directory of its own, so
+ * nothing is cached yet; with DLSCAN_CACHE_DIR given, what that cache holds) and a second one
+ * (the process's cache), in ms.
+ *
+ * The correctness guard, once per size after its timing: the float32 recurrence into a poisoned
+ * output against a float64 sequential reference within (2 log2 n + 64 + n / 512) x 2^-24 x the
+ * recurrence of magnitudes (tests/operator_check.c's bound), and the user sum against the
+ * built-in sum bit for bit. A wrong output is reported on stderr and the program exits 1.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (stats.h), mkdtemp, setenv */
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "dlscan.h"
+#include "stats.h"
+#include "timing.h"
+#include "variants.h"
+
+enum {
+    COPY_12,        /* floor of the float32 recurrence: 6 bytes an item copied */
+    RECURRENCE_F32,
+    COPY_24,        /* float64 recurrence: 12 bytes */
+    RECURRENCE_F64,
+    COPY_8,         /* scalar-a recurrence and the sums: 4 bytes */
+    SCALAR_F32,
+    SUM_BUILTIN,
+    SUM_USER,
+    VARIANTS
+};
+
+static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
+                                            "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user"};
+
+typedef struct context {
+    dlscan_handle_t h;
+    dlscan_operator_t recurrence32, recurrence64, scalar32, sum;
+    void *a, *b, *out; /* n x 8 bytes each */
+} context;
+
+static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaStream_t stream)
+{
+    dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
+    args.custom = op;
+    args.d_in = c->a;
+    args.d_in2 = two ? c->b : NULL;
+    args.d_out = c->out;
+    args.n = n;
+    return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
+}
+
+static int run(const void *p, int v, size_t n, cudaStream_t stream)
+{
+    const context *c = p;
+    switch (v) {
+    case COPY_12: return (int)cudaMemcpyAsync(c->out, c->a, n * 6, cudaMemcpyDeviceToDevice, stream);
+    case COPY_24: return (int)cudaMemcpyAsync(c->out, c->a, n * 12, cudaMemcpyDeviceToDevice, stream);
+    case COPY_8: return (int)cudaMemcpyAsync(c->out, c->a, n * 4, cudaMemcpyDeviceToDevice, stream);
+    case RECURRENCE_F32: return scan(c, c->recurrence32, 1, n, stream);
+    case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
+    case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
+    case SUM_USER: return scan(c, c->sum, 0, n, stream);
+    case SUM_BUILTIN:
+        return dlscan_inclusive_scan(c->h, c->a, c->out, n, DLSCAN_UINT32, DLSCAN_SUM, stream) == DLSCAN_SUCCESS
+                   ? 0
+                   : (int)cudaErrorUnknown;
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static const char sum_source[] =
+    "typedef unsigned int dlscan_state;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y) { return x + y; }\n";
+
+static double create_ms(dlscan_handle_t h, const dlscan_operator_desc *d, dlscan_builtin which, dlscan_type type,
+                        const void *parameter, dlscan_operator_t *op, int *source)
+{
+    const double start = bench_host_seconds();
+    const dlscan_status status =
+        d ? dlscan_operator_create(h, d, op) : dlscan_operator_builtin(h, which, type, parameter, op);
+    const double ms = (bench_host_seconds() - start) * 1e3;
+    if (status != DLSCAN_SUCCESS) {
+        fprintf(stderr, "bench_operator: making an operator: %s: %s\n", dlscan_status_string(status),
+                dlscan_last_error(h));
+        exit(1);
+    }
+    dlscan_operator_info(*op, NULL, source);
+    return ms;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0, repeats = 5;
+    const char *csv = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1, repeats = 3;
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+            repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_operator [--quick] [--repeats N] [--csv FILE]\n");
+            return 2;
+        }
+    }
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    char head[1024];
+    bench_provenance(head, sizeof head, &prop, "user operators compiled at run time (NVRTC) against memcpy");
+    fputs(head, stdout);
+
+    /* A cache directory of its own, where none is given: the first creation compiles. (Given one,
+     * a second run reads the operators from its disk cache.) */
+    char dir[] = "/tmp/dlscan-bench-cache-XXXXXX";
+    if (!getenv("DLSCAN_CACHE_DIR") && mkdtemp(dir))
+        setenv("DLSCAN_CACHE_DIR", dir, 1);
+    context c = {0};
+    if (dlscan_create(&c.h) != DLSCAN_SUCCESS) {
+        fprintf(stderr, "bench_operator: no GPU handle\n");
+        return 1;
+    }
+    const uint32_t zero = 0;
+    const dlscan_operator_desc sum = {.size = sizeof sum, .state_bytes = 4, .identity = &zero, .in_bytes = 4,
+                                      .out_bytes = 4, .source = sum_source};
+    const float decay = 0.999f;
+    int source;
+    dlscan_operator_t again;
+    /* (source: 0 compiled, 1 the process's cache, 2 the disk cache) */
+    printf("# first creation: recurrence float32 %.1f ms",
+           create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &c.recurrence32, &source));
+    printf(" (source %d), float64 %.1f ms", source,
+           create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT64, NULL, &c.recurrence64, &source));
+    printf(" (source %d), scalar a %.1f ms", source,
+           create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, &decay, &c.scalar32, &source));
+    printf(" (source %d), user sum %.1f ms", source, create_ms(c.h, &sum, 0, 0, NULL, &c.sum, &source));
+    printf(" (source %d)\n", source);
+    printf("# second creation of the user sum (the process's cache): %.2f ms", create_ms(c.h, &sum, 0, 0, NULL, &again, &source));
+    printf(" (source %d)\n", source);
+    dlscan_operator_destroy(again);
+
+    int logs[9], count = 0;
+    if (quick) {
+        logs[count++] = 20, logs[count++] = 24, logs[count++] = 28;
+    } else {
+        for (int k = 20; k <= 28; ++k)
+            logs[count++] = k;
+    }
+    const size_t largest = (size_t)1 << logs[count - 1];
+    CUDA_CHECK(cudaMalloc(&c.a, largest * 12)); /* memcpy-24 copies 12 bytes an item from a */
+    CUDA_CHECK(cudaMalloc(&c.b, largest * 8));
+    CUDA_CHECK(cudaMalloc(&c.out, largest * 12));
+    /* a in [0.5, 1), b in [-1, 1]. The float64 recurrence reads the same bytes as doubles: it is
+     * timed, not checked. */
+    float *a = malloc(largest * 4), *b = malloc(largest * 4), *h = malloc(largest * 4);
+    if (!a || !b || !h)
+        return 1;
+    uint64_t rng = 12345;
+    for (size_t i = 0; i < largest; ++i) {
+        a[i] = 0.5f + (float)(next(&rng) >> 40) * 0x1p-25f;
+        b[i] = (float)(next(&rng) >> 40) * 0x1p-23f - 1.0f;
+    }
+
+    bench_timer timer;
+    bench_timer_create(&timer);
+    FILE *out = csv ? fopen(csv, "w") : NULL;
+    if (out) {
+        fputs(head, out);
+        fprintf(out, "n,variant,us,floor_over_time\n");
+    }
+    printf("| n | recurrence f32 us (of floor) | recurrence f64 | scalar-a f32 | sum built-in | sum user | user / built-in |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    int wrong = 0;
+    for (int k = 0; k < count; ++k) {
+        const size_t n = (size_t)1 << logs[k];
+        CUDA_CHECK(cudaMemcpy(c.a, a, n * 4, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(c.b, b, n * 4, cudaMemcpyHostToDevice));
+        int valid[VARIANTS];
+        double us[VARIANTS], host_us[VARIANTS];
+        for (int v = 0; v < VARIANTS; ++v)
+            valid[v] = 1;
+        bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
+        const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_8, COPY_8, COPY_8, COPY_8};
+        printf("| 2^%d | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n", logs[k],
+               us[RECURRENCE_F32], us[COPY_12] / us[RECURRENCE_F32], us[RECURRENCE_F64],
+               us[COPY_24] / us[RECURRENCE_F64], us[SCALAR_F32], us[COPY_8] / us[SCALAR_F32], us[SUM_BUILTIN],
+               us[COPY_8] / us[SUM_BUILTIN], us[SUM_USER], us[COPY_8] / us[SUM_USER], us[SUM_USER] / us[SUM_BUILTIN]);
+        fflush(stdout);
+        if (out)
+            for (int v = 0; v < VARIANTS; ++v)
+                fprintf(out, "%zu,%s,%.3f,%.4f\n", n, names[v], valid[v] ? us[v] : NAN,
+                        valid[v] ? us[floor_of[v]] / us[v] : NAN);
+
+        /* The guard: the float32 recurrence, and the user sum against the built-in one. */
+        CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 8));
+        if (scan(&c, c.recurrence32, 1, n, timer.stream) != 0)
+            wrong = 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
+        double hx = 0, magnitude = 0;
+        const double bound = (2 * log2((double)n + 2) + 64 + (double)n / 512) * 0x1p-24;
+        for (size_t i = 0; i < n; ++i) {
+            hx = (double)a[i] * hx + b[i];
+            magnitude = a[i] * magnitude + fabs(b[i]);
+            if (!(fabs(h[i] - hx) <= bound * magnitude)) {
+                fprintf(stderr, "bench_operator: recurrence-f32 n = %zu item %zu: %.9g, want %.9g: WRONG\n", n, i,
+                        h[i], hx);
+                wrong = 1;
+                break;
+            }
+        }
+        uint32_t *x = (uint32_t *)h, *y = malloc(n * 4);
+        if (!y || run(&c, SUM_BUILTIN, n, timer.stream) != 0)
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        CUDA_CHECK(cudaMemcpy(y, c.out, n * 4, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 8));
+        if (run(&c, SUM_USER, n, timer.stream) != 0)
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        CUDA_CHECK(cudaMemcpy(x, c.out, n * 4, cudaMemcpyDeviceToHost));
+        if (memcmp(x, y, n * 4) != 0) {
+            fprintf(stderr, "bench_operator: sum-user n = %zu differs from the built-in sum: WRONG\n", n);
+            wrong = 1;
+        }
+        free(y);
+    }
+    if (out)
+        fclose(out);
+    bench_timer_destroy(&timer);
+    dlscan_operator_destroy(c.recurrence32);
+    dlscan_operator_destroy(c.recurrence64);
+    dlscan_operator_destroy(c.scalar32);
+    dlscan_operator_destroy(c.sum);
+    cudaFree(c.a), cudaFree(c.b), cudaFree(c.out);
+    dlscan_destroy(c.h);
+    free(a), free(b), free(h);
+    return wrong;
+}

@@ -1,0 +1,518 @@
+/*
+ * user_kernel.cuh: the scan kernel of a user operator (dlscan.h, "Your own operator"), which
+ * NVRTC compiles at run time for the handle's GPU (src/jit.c). It is never compiled into the
+ * library: jit.c puts the operator's source first, with the DL_USER_* macros below, then
+ * includes this file.
+ *
+ * What the operator's source defines (dlscan.h says it to users):
+ *   dlscan_state                        the state, DL_USER_STATE_BYTES bytes (4 .. 32);
+ *   dlscan_state dlscan_combine(dlscan_state earlier, dlscan_state later)   associative;
+ *   with DL_USER_LOAD: dlscan_in (and dlscan_in2 where the scan has a second input) and
+ *     dlscan_state dlscan_load(dlscan_in x) or dlscan_load(dlscan_in x, dlscan_in2 y);
+ *     without it an item is a state;
+ *   with DL_USER_STORE: dlscan_out and dlscan_out dlscan_store(dlscan_state s); without it an
+ *     output is a state.
+ * jit.c defines DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES (0: one input),
+ * DL_USER_OUT_BYTES, DL_USER_LOAD, DL_USER_STORE and DL_USER_IDENTITY_WORDS (the identity state
+ * as 32-bit words, so that it is a constant of the code, as the built-in operators' are).
+ *
+ * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
+ * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
+ * memory. Each thread turns its items into states and scans each row's, the transposed warp scan
+ * (warp.cuh) joins the rows across the lanes, and block.cuh's dl_tile_warp_prefix does the block
+ * scan and the look-back (lookback.cuh: the X/A/P protocol with a state of any width, protocol.h,
+ * "descriptor word"); each thread then scans its items from its prefix and stores them. Two
+ * kernels work such tiles, each with a tree and a left fold (DLSCAN_OPTION_DETERMINISTIC) of the
+ * look-back's windows:
+ *   dl_user_scan_persistent (sm_90, 16-byte aligned inputs): a few blocks an SM, each with a
+ *     producer warp that draws tickets and has the bulk-copy engine prefetch each tile, both
+ *     inputs, into a ring of stages (ring.cuh), a reducer warp that publishes each tile's
+ *     aggregate as it lands, and the compute warps, which take the stages in ring order;
+ *   dl_user_scan (any GPU, any alignment): one block per tile, loading from global memory.
+ * src/jit.c launches them as the built-in scan's launcher does (the policy row's grid and
+ * threshold).
+ */
+#ifndef DLSCAN_USER_KERNEL_CUH
+#define DLSCAN_USER_KERNEL_CUH
+
+#include <stdint.h>
+#include <string.h>
+
+#include "block.cuh"
+#include "launch.h"
+#include "ring.cuh"
+
+static_assert(sizeof(dlscan_state) == DL_USER_STATE_BYTES,
+              "sizeof(dlscan_state) differs from the operator's state_bytes");
+#if DL_USER_LOAD
+static_assert(sizeof(dlscan_in) == DL_USER_IN_BYTES, "sizeof(dlscan_in) differs from the operator's in_bytes");
+#if DL_USER_IN2_BYTES
+static_assert(sizeof(dlscan_in2) == DL_USER_IN2_BYTES, "sizeof(dlscan_in2) differs from the operator's in2_bytes");
+#endif
+#else
+typedef dlscan_state dlscan_in;
+#endif
+#if DL_USER_STORE
+static_assert(sizeof(dlscan_out) == DL_USER_OUT_BYTES, "sizeof(dlscan_out) differs from the operator's out_bytes");
+#else
+typedef dlscan_state dlscan_out;
+#endif
+
+#define DL_USER_WARPS (DL_USER_THREADS / 32)
+
+struct dl_user_op {
+    __device__ static dlscan_state identity()
+    {
+        const uint32_t words[DL_USER_STATE_BYTES / 4] = {DL_USER_IDENTITY_WORDS};
+        dlscan_state s;
+        memcpy(&s, words, sizeof s);
+        return s;
+    }
+    __device__ dlscan_state operator()(dlscan_state earlier, dlscan_state later) const
+    {
+        return dlscan_combine(earlier, later);
+    }
+};
+
+/* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
+ * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */
+template <typename X, int K>
+__device__ __forceinline__ void dl_user_load_run(const X *p, uint64_t first, uint64_t n, X (&x)[K])
+{
+    constexpr int bytes = K * (int)sizeof(X);
+    if (bytes % 16 == 0 && first + K <= n && (uintptr_t)(p + first) % 16 == 0) {
+        uint4 v[bytes / 16 > 0 ? bytes / 16 : 1];
+#pragma unroll
+        for (int j = 0; j < bytes / 16; ++j)
+            v[j] = __ldg(reinterpret_cast<const uint4 *>(p + first) + j);
+        memcpy(x, v, bytes);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (first + k < n)
+            x[k] = p[first + k];
+}
+
+/* The same for stores. */
+template <typename X, int K>
+__device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t n, const X (&x)[K])
+{
+    constexpr int bytes = K * (int)sizeof(X);
+    if (bytes % 16 == 0 && first + K <= n && (uintptr_t)(p + first) % 16 == 0) {
+        uint4 v[bytes / 16 > 0 ? bytes / 16 : 1];
+        memcpy(v, x, bytes);
+#pragma unroll
+        for (int j = 0; j < bytes / 16; ++j)
+            reinterpret_cast<uint4 *>(p + first)[j] = v[j];
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (first + k < n)
+            p[first + k] = x[k];
+}
+
+__device__ __forceinline__ dlscan_out dl_user_output(dlscan_state s)
+{
+#if DL_USER_STORE
+    return dlscan_store(s);
+#else
+    return s;
+#endif
+}
+
+/* BYTES from shared memory at `from` (aligned to the largest power of two, up to 16, that
+ * divides BYTES) into registers: the widest loads that alignment allows. */
+template <int BYTES> __device__ __forceinline__ void dl_user_shared_copy(void *to, const unsigned char *from)
+{
+    if constexpr (BYTES % 16 == 0) {
+        uint4 w[BYTES / 16];
+#pragma unroll
+        for (int j = 0; j < BYTES / 16; ++j)
+            w[j] = reinterpret_cast<const uint4 *>(from)[j];
+        memcpy(to, w, BYTES);
+    } else if constexpr (BYTES % 8 == 0) {
+        uint2 w[BYTES / 8];
+#pragma unroll
+        for (int j = 0; j < BYTES / 8; ++j)
+            w[j] = reinterpret_cast<const uint2 *>(from)[j];
+        memcpy(to, w, BYTES);
+    } else if constexpr (BYTES % 4 == 0) {
+        uint32_t w[BYTES / 4];
+#pragma unroll
+        for (int j = 0; j < BYTES / 4; ++j)
+            w[j] = reinterpret_cast<const uint32_t *>(from)[j];
+        memcpy(to, w, BYTES);
+    } else {
+        memcpy(to, from, BYTES);
+    }
+}
+
+/* An item (and its second input's) as a state. */
+__device__ __forceinline__ dlscan_state dl_user_state(const dlscan_in &x, const void *y)
+{
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+    return dlscan_load(x, *static_cast<const dlscan_in2 *>(y));
+#elif DL_USER_LOAD
+    (void)y;
+    return dlscan_load(x);
+#else
+    (void)y;
+    return x;
+#endif
+}
+
+/* The tile in rows: each warp owns DL_USER_ROWS rows of 32 lanes x DL_USER_VEC consecutive
+ * items, one after the other (lane l's items of row r: the warp's first + r x 32 VEC + l VEC ..
+ * + VEC - 1), so that a warp reads and writes each row as one run of memory, and the stage's
+ * rows with no bank met twice. */
+#define DL_USER_VEC 4
+#define DL_USER_ROWS (DL_USER_ITEMS(DL_USER_STATE_BYTES) / DL_USER_VEC)
+#define DL_USER_TILE (DL_USER_THREADS * DL_USER_ITEMS(DL_USER_STATE_BYTES))
+
+/* The transposed warp scan's passes: its scratch near 1 KB a warp. */
+#define DL_USER_PASSES (DL_USER_ROWS * DL_USER_STATE_BYTES > 32 ? DL_USER_ROWS * DL_USER_STATE_BYTES / 32 : 1)
+
+/* What a block of either kernel keeps in shared memory besides the look-back's: the warps'
+ * scratch for the transposed warp scan. */
+template <typename BASE> struct dl_user_block_shared : BASE {
+    dlscan_state scratch[DL_USER_WARPS][dl_warp_scratch<dlscan_state, DL_USER_ROWS, DL_USER_PASSES>::items];
+};
+
+/* The tile's index of lane `lane`'s first item of row r, in warp `warp`. */
+__device__ __forceinline__ uint32_t dl_user_row_item(int warp, int r, int lane)
+{
+    return (uint32_t)(warp * DL_USER_ROWS + r) * (32 * DL_USER_VEC) + (uint32_t)lane * DL_USER_VEC;
+}
+
+/* This thread's rows of tile items from `base` as states (identities past n): from global
+ * memory, or where `stage` is not NULL, from the stage that holds the whole tile. */
+__device__ __forceinline__ void dl_user_load_rows(const dl_user_params &p, uint64_t base, const unsigned char *stage,
+                                                  dlscan_state (&v)[DL_USER_ROWS][DL_USER_VEC])
+{
+    constexpr int E = DL_USER_VEC;
+    const uint64_t n = p.scan.n;
+    const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int r = 0; r < DL_USER_ROWS; ++r) {
+        const uint32_t at = dl_user_row_item(warp, r, lane);
+        dlscan_in x[E];
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+        dlscan_in2 y[E];
+#endif
+        if (stage) {
+            dl_user_shared_copy<(int)sizeof x>(x, stage + (uint64_t)at * DL_USER_IN_BYTES);
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+            dl_user_shared_copy<(int)sizeof y>(y, stage + (uint64_t)DL_USER_TILE * DL_USER_IN_BYTES +
+                                                      (uint64_t)at * DL_USER_IN2_BYTES);
+#endif
+        } else {
+            dl_user_load_run<dlscan_in, E>(static_cast<const dlscan_in *>(p.scan.in), base + at, n, x);
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+            dl_user_load_run<dlscan_in2, E>(static_cast<const dlscan_in2 *>(p.in2), base + at, n, y);
+#endif
+        }
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+            v[r][e] = stage || base + at + e < n ? dl_user_state(x[e], &y[e]) : dl_user_op::identity();
+#else
+            v[r][e] = stage || base + at + e < n ? dl_user_state(x[e], nullptr) : dl_user_op::identity();
+#endif
+        }
+    }
+}
+
+/*
+ * A tile's work once a thread has its rows of items as states v (identities past n), by the
+ * block's first DL_USER_WARPS warps (SPECIALIZED: the block has warps of other roles beside
+ * them): each thread scans each of its rows' items, the transposed warp scan the rows across the
+ * warp's lanes, block.cuh's dl_tile_warp_prefix the block's warps and the look-back (warp 0
+ * publishes the aggregate, unless the reducer did, `is_published`, then the inclusive prefix);
+ * then each thread stores its outputs, and the one holding item n - 1 the total. `seed`: the init
+ * (or the identity), which warp 0 needs in tile 0.
+ */
+template <bool LEFT_FOLD, bool SPECIALIZED, typename SHARED>
+__device__ __forceinline__ void dl_user_tile(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
+                                             uint32_t tile, uint32_t epoch, dlscan_state seed,
+                                             dlscan_state (&v)[DL_USER_ROWS][DL_USER_VEC], bool is_published,
+                                             dlscan_state published)
+{
+    using T = dlscan_state;
+    using Op = dl_user_op;
+    constexpr int E = DL_USER_VEC, ROWS = DL_USER_ROWS;
+    const uint64_t n = p.scan.n, base = (uint64_t)tile * DL_USER_TILE;
+    const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
+    T lane_sum[ROWS], row_prefix[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+        for (int e = 1; e < E; ++e)
+            v[r][e] = Op()(v[r][e - 1], v[r][e]);
+        lane_sum[r] = v[r][E - 1];
+    }
+    /* The rows across the warp's lanes: the transposed warp scan (warp.cuh), one warp scan for all
+     * rows; then the block and the look-back (the persistent tree fold's windows are the built-in
+     * persistent scan's, one slot a lane). */
+    const T warp_total =
+        dl_warp_prefixes_transposed<T, Op, ROWS, DL_USER_PASSES>(lane_sum, row_prefix, sh.scratch[warp]);
+    constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_PERSISTENT_SLOTS_PER_LANE : DL_SLOTS_PER_LANE;
+    const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, SPECIALIZED, slots>(
+        sh, warp_total, tile, epoch, seed, p.scan.descriptors, probe, is_published, published);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+        row_prefix[r] = Op()(running, row_prefix[r]);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const uint64_t first = base + dl_user_row_item(warp, r, lane);
+        const T before = row_prefix[r];
+        dlscan_out y[E];
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+            y[e] = dl_user_output(p.scan.exclusive ? (e == 0 ? before : Op()(before, v[r][e - 1]))
+                                                   : Op()(before, v[r][e]));
+        dl_user_store_run<dlscan_out, E>(static_cast<dlscan_out *>(p.scan.out), first, n, y);
+        if (p.scan.total && first < n && n - first <= E) {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (first + e + 1 == n)
+                    *static_cast<T *>(p.scan.total) = Op()(before, v[r][e]);
+        }
+    }
+}
+
+/* The scan's seed: the host's init (or the identity), or for tile 0 the one at p.scan.init. */
+__device__ __forceinline__ dlscan_state dl_user_seed(const dl_user_params &p, uint32_t tile)
+{
+    dlscan_state seed;
+    memcpy(&seed, p.seed, sizeof seed);
+    if (tile == 0 && p.scan.init)
+        seed = *static_cast<const dlscan_state *>(p.scan.init);
+    return seed;
+}
+
+/* ---------------------------------------------------------------- one block per tile */
+
+template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(const dl_user_params &p)
+{
+    __shared__ dl_user_block_shared<dl_tile_shared<dlscan_state, DL_USER_WARPS, LEFT_FOLD>> sh;
+    const dl_probe probe(p.scan.control);
+    dl_grid_dependency();
+    uint32_t tile, epoch;
+    dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
+    dlscan_state v[DL_USER_ROWS][DL_USER_VEC];
+    dl_user_load_rows(p, (uint64_t)tile * DL_USER_TILE, nullptr, v);
+    /* (tile 0 reads a device init before it publishes anything: before any tile's total) */
+    const dlscan_state seed = threadIdx.x < 32 ? dl_user_seed(p, tile) : dl_user_op::identity();
+    dl_user_tile<LEFT_FOLD, false>(p, probe, sh, tile, epoch, seed, v, false, dl_user_op::identity());
+    dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
+}
+
+extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan(const dl_user_params p)
+{
+    dl_user_scan_block<false>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_fold(const dl_user_params p)
+{
+    dl_user_scan_block<true>(p);
+}
+
+/* ---------------------------------------------------------------- persistent (sm_90) */
+
+/* A stage: a tile's items of the first input, then of the second. */
+#define DL_USER_STAGE_BYTES (DL_USER_TILE * (DL_USER_IN_BYTES + DL_USER_IN2_BYTES))
+
+template <bool LEFT_FOLD>
+struct dl_user_shared : dl_user_block_shared<
+                            dl_persistent_shared<dlscan_state, DL_USER_WARPS, LEFT_FOLD, DL_USER_STAGES(DL_USER_STAGE_BYTES)>> {
+    dlscan_state seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) */
+};
+
+/* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
+ * left to global loads. */
+struct dl_user_fill {
+    static constexpr bool warp_wide = false;
+    const dl_user_params &p;
+    unsigned char *stages;
+    __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
+    {
+        const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+        if (base + DL_USER_TILE > p.scan.n)
+            return false;
+        unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
+        dl_bulk_expect(full, DL_USER_STAGE_BYTES);
+        dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
+                           DL_USER_TILE * DL_USER_IN_BYTES, full);
+        if (DL_USER_IN2_BYTES)
+            dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
+                               static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
+                               DL_USER_TILE * DL_USER_IN2_BYTES, full);
+        return true;
+    }
+};
+
+/* ring.cuh's dl_stage_header for a state, which may be a struct: lane 0 reads its words. */
+__device__ __forceinline__ dlscan_state dl_user_header(const dlscan_state &field)
+{
+    dl_pieces<dlscan_state> words;
+    if (threadIdx.x % 32 == 0) {
+        const volatile uint32_t *from = reinterpret_cast<const volatile uint32_t *>(&field);
+#pragma unroll
+        for (int k = 0; k < words.count; ++k)
+            words.piece[k] = from[k];
+    }
+    return dl_shfl(dl_from_pieces<dlscan_state>(words), 0);
+}
+
+/* The items a reducer lane reads at a time: the fewest whose bytes are whole 16-byte vectors. */
+template <int BYTES> __host__ __device__ constexpr int dl_user_unit()
+{
+    return BYTES % 16 == 0 ? 1 : BYTES % 8 == 0 ? 2 : BYTES % 4 == 0 ? 4 : BYTES % 2 == 0 ? 8 : 16;
+}
+
+/*
+ * The reducer warp: for each stage in ring order, once its data is in, the tile's aggregate in
+ * item order, published at once: A, or tile 0's P on its seed, which it leaves in sh.seed for the
+ * compute warps. Successors' look-backs so meet an A as soon as a tile's data is in, however many
+ * tiles its block holds in the ring ahead of its compute warps. Lane l folds its run of the
+ * tile's items (l R .. l R + R - 1, R = the tile's items / 32) a unit (dl_user_unit) at a time,
+ * starting at its unit l mod 8 and wrapping around, into two folds (from there to the end, and
+ * from the start to there, joined in order), so that the eight lanes of each phase of a 16-byte
+ * access meet eight different bank groups; the lanes' folds then meet in an ordered warp scan.
+ */
+template <bool LEFT_FOLD, typename SHARED>
+__device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
+                                               const unsigned char *stages, uint32_t tiles)
+{
+    using T = dlscan_state;
+    using Op = dl_user_op;
+    constexpr int R = DL_USER_TILE / 32, G = dl_user_unit<DL_USER_IN_BYTES>(), UNITS = R / G;
+    static_assert(R % G == 0, "a lane's run is whole units");
+    const int lane = threadIdx.x % 32;
+    const int start = lane % 8 % UNITS;
+    const uint64_t n = p.scan.n;
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
+        const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        if (tile >= tiles) {
+            if (lane == 0)
+                dl_mbar_arrive(&sh.reduced[s]);
+            return;
+        }
+        const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+        T acc = Op::identity();
+        if (base + DL_USER_TILE <= n) {
+            const unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
+            T head = Op::identity(), tail = Op::identity();
+#pragma unroll 4
+            for (int u = 0; u < UNITS; ++u) {
+                const bool wrapped = start + u >= UNITS;
+                const uint32_t at = (uint32_t)lane * R + (uint32_t)(wrapped ? start + u - UNITS : start + u) * G;
+                dlscan_in x[G];
+                dl_user_shared_copy<(int)sizeof x>(x, stage + (uint64_t)at * DL_USER_IN_BYTES);
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+                dlscan_in2 y[G];
+                dl_user_shared_copy<(int)sizeof y>(y, stage + (uint64_t)DL_USER_TILE * DL_USER_IN_BYTES +
+                                                          (uint64_t)at * DL_USER_IN2_BYTES);
+                T part = dl_user_state(x[0], &y[0]);
+#pragma unroll
+                for (int i = 1; i < G; ++i)
+                    part = Op()(part, dl_user_state(x[i], &y[i]));
+#else
+                T part = dl_user_state(x[0], nullptr);
+#pragma unroll
+                for (int i = 1; i < G; ++i)
+                    part = Op()(part, dl_user_state(x[i], nullptr));
+#endif
+                const T joined = Op()(wrapped ? head : tail, part);
+                head = wrapped ? joined : head;
+                tail = wrapped ? tail : joined;
+            }
+            acc = Op()(head, tail);
+        } else { /* the partial last tile, from global memory */
+            const dlscan_in *in = static_cast<const dlscan_in *>(p.scan.in);
+            for (int i = 0; i < R; ++i) {
+                const uint64_t at = base + (uint64_t)lane * R + i;
+                if (at >= n)
+                    break;
+#if DL_USER_LOAD && DL_USER_IN2_BYTES
+                acc = Op()(acc, dl_user_state(in[at], static_cast<const dlscan_in2 *>(p.in2) + at));
+#else
+                acc = Op()(acc, dl_user_state(in[at], nullptr));
+#endif
+            }
+        }
+        const T aggregate = dl_shfl(dl_warp_inclusive_scan<T, Op>(acc), 31);
+        if (lane == 0) {
+            const T seed = tile == 0 ? dl_user_seed(p, 0) : Op::identity();
+            if (tile == 0)
+                sh.seed = seed;
+            dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
+            sh.stage_aggregate[s] = aggregate;
+            dl_mbar_arrive(&sh.reduced[s]);
+        }
+    }
+}
+
+/*
+ * A grid of DL_USER_BLOCKS_PER_SM blocks an SM (the policy row's persistent grid), each of
+ * DL_USER_WARPS compute warps, a producer warp and a reducer warp (ring.cuh): the producer draws
+ * tickets and prefetches each tile's items into the ring; the reducer publishes each tile's
+ * aggregate as it lands; the compute warps take the stages in ring order once reduced, read
+ * their items into registers, free the stage, and work the tile (dl_user_tile). 16-byte aligned
+ * inputs (bulk copies).
+ */
+template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(const dl_user_params &p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using SHARED = dl_user_shared<LEFT_FOLD>;
+    extern __shared__ __align__(128) unsigned char stages[];
+    __shared__ SHARED sh;
+    const uint32_t tiles = p.scan.tiles;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const dl_probe probe(p.scan.control);
+    dl_ring_init(sh, DL_USER_WARPS);
+    dl_grid_dependency();
+    if (warp == DL_USER_WARPS) {
+        dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages});
+    } else if (warp == DL_USER_WARPS + 1) {
+        dl_user_reduce<LEFT_FOLD>(p, probe, sh, stages, tiles);
+    } else {
+        for (uint32_t k = 0;; ++k) {
+            const int s = (int)(k % SHARED::stages);
+            dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
+            const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+            if (tile >= tiles)
+                break;
+            const dlscan_state aggregate = dl_user_header(sh.stage_aggregate[s]);
+            const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+            dlscan_state v[DL_USER_ROWS][DL_USER_VEC];
+            dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr, v);
+            __syncwarp();
+            if (lane == 0)
+                dl_mbar_arrive(&sh.empty[s]);
+            const dlscan_state seed = tile == 0 ? dl_user_header(sh.seed) : dl_user_op::identity();
+            dl_user_tile<LEFT_FOLD, true>(p, probe, sh, tile, sh.epoch, seed, v, true, aggregate);
+        }
+    }
+    __syncthreads();
+    dl_epoch_finish(p.scan.control, sh.epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS, DL_USER_BLOCKS_PER_SM)
+    dl_user_scan_persistent(const dl_user_params p)
+{
+    dl_user_scan_ring<false>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS, DL_USER_BLOCKS_PER_SM)
+    dl_user_scan_persistent_left_fold(const dl_user_params p)
+{
+    dl_user_scan_ring<true>(p);
+}
+
+#endif /* DLSCAN_USER_KERNEL_CUH */

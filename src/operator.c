@@ -1,0 +1,356 @@
+/*
+ * operator.c: user operators (dlscan.h, "Your own operator"): their descriptions checked and
+ * copied, the built-in ones (product, logsumexp, linear recurrence) as CUDA C source for GPU
+ * handles and C functions for CPU handles, and a CPU handle's scan with one. A GPU handle's
+ * operator is compiled and launched by jit.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static dlscan_status dl_check_desc(dlscan_handle_t h, const dlscan_operator_desc *d)
+{
+    if (d->size < sizeof *d)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "desc->size = %zu is less than this library's %zu: set it to "
+                       "sizeof(dlscan_operator_desc)",
+                       d->size, sizeof *d);
+    if (d->state_bytes < 4 || d->state_bytes > DLSCAN_STATE_MAX_BYTES || d->state_bytes % 4)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "state_bytes = %zu: a state is 4 to %d bytes, a multiple of 4", d->state_bytes,
+                       DLSCAN_STATE_MAX_BYTES);
+    if (!d->identity)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "desc->identity is NULL: an operator needs its identity");
+    if (d->flags & ~(DLSCAN_OPERATOR_LOAD | DLSCAN_OPERATOR_STORE))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "desc->flags = 0x%x: unknown flags", d->flags);
+    const int load = (d->flags & DLSCAN_OPERATOR_LOAD) != 0, store = (d->flags & DLSCAN_OPERATOR_STORE) != 0;
+    if (d->in_bytes < 1 || d->in_bytes > DLSCAN_STATE_MAX_BYTES || d->out_bytes < 1 ||
+        d->out_bytes > DLSCAN_STATE_MAX_BYTES || d->in2_bytes > DLSCAN_STATE_MAX_BYTES)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "in_bytes = %zu, in2_bytes = %zu, out_bytes = %zu: items are 1 to %d bytes "
+                       "(in2_bytes 0: one input)",
+                       d->in_bytes, d->in2_bytes, d->out_bytes, DLSCAN_STATE_MAX_BYTES);
+    if (!load && (d->in_bytes != d->state_bytes || d->in2_bytes))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "without DLSCAN_OPERATOR_LOAD an item is a state: in_bytes = %zu is not "
+                       "state_bytes = %zu, or in2_bytes = %zu is not 0",
+                       d->in_bytes, d->state_bytes, d->in2_bytes);
+    if (!store && d->out_bytes != d->state_bytes)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "without DLSCAN_OPERATOR_STORE an output is a state: out_bytes = %zu is not "
+                       "state_bytes = %zu",
+                       d->out_bytes, d->state_bytes);
+    if (h->backend->device_memory && !d->source)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "desc->source is NULL: a GPU handle's operator is CUDA C source");
+    if (!h->backend->device_memory &&
+        (!d->combine || (load && !d->load) || (store && !d->store)))
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "a CPU handle's operator is C functions: combine%s%s is NULL",
+                       load ? ", load" : "", store ? ", store" : "");
+    return DLSCAN_SUCCESS;
+}
+
+dlscan_status dlscan_operator_create(dlscan_handle_t h, const dlscan_operator_desc *desc, dlscan_operator_t *op)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    if (!op)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op is NULL");
+    *op = NULL;
+    if (!desc)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "desc is NULL");
+    dlscan_status status = dl_check_desc(h, desc);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    struct dlscan_operator *o = calloc(1, sizeof *o);
+    if (!o)
+        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "allocating the operator");
+    o->device_memory = h->backend->device_memory;
+    o->state_bytes = desc->state_bytes;
+    o->in_bytes = desc->in_bytes;
+    o->in2_bytes = desc->in2_bytes;
+    o->out_bytes = desc->out_bytes;
+    o->flags = desc->flags;
+    memcpy(o->identity, desc->identity, desc->state_bytes);
+    o->combine = desc->combine;
+    o->load = desc->load;
+    o->store = desc->store;
+    if (o->device_memory && (status = dl_jit_build(h, o, desc->source)) != DLSCAN_SUCCESS) {
+        free(o);
+        return status;
+    }
+    *op = o;
+    return DLSCAN_SUCCESS;
+}
+
+void dlscan_operator_destroy(dlscan_operator_t op)
+{
+    if (!op)
+        return;
+    if (op->device_memory)
+        dl_jit_free(op);
+    free(op);
+}
+
+dlscan_status dlscan_operator_info(dlscan_operator_t op, double *milliseconds, int *source)
+{
+    if (!op)
+        return DLSCAN_ERROR_INVALID_ARGUMENT;
+    if (milliseconds)
+        *milliseconds = op->milliseconds;
+    if (source)
+        *source = op->source;
+    return DLSCAN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- a CPU handle's scan */
+
+dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
+{
+    (void)h;
+    const struct dlscan_operator *op = r->custom;
+    const int load = (op->flags & DLSCAN_OPERATOR_LOAD) != 0, store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
+    unsigned char acc[DLSCAN_STATE_MAX_BYTES], item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    memcpy(acc, r->init ? r->init : (const void *)r->init_state, op->state_bytes);
+    const unsigned char *in = r->in, *in2 = r->in2;
+    const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
+    unsigned char *to = r->out;
+    for (size_t i = 0; i < r->n; ++i) {
+        /* The item first: in place, out[i] is in[i]. */
+        if (load)
+            op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
+        else
+            memcpy(item, in + i * op->in_bytes, op->state_bytes);
+        if (r->exclusive) {
+            if (store)
+                op->store(out, acc);
+            else
+                memcpy(out, acc, op->state_bytes);
+            op->combine(acc, acc, item);
+        } else {
+            op->combine(acc, acc, item);
+            if (store)
+                op->store(out, acc);
+            else
+                memcpy(out, acc, op->state_bytes);
+        }
+        memcpy(to + i * op->out_bytes, out, op->out_bytes);
+    }
+    if (r->total)
+        memcpy(r->total, acc, op->state_bytes);
+    return DLSCAN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- built-in operators */
+
+/* The C functions of the built-ins, one set per type (T, its suffix, its name in CUDA C). */
+#define DL_PRODUCT(SUFFIX, T)                                                                      \
+    static void dl_product_##SUFFIX(void *r, const void *a, const void *b)                         \
+    {                                                                                              \
+        T x, y;                                                                                    \
+        memcpy(&x, a, sizeof x);                                                                   \
+        memcpy(&y, b, sizeof y);                                                                   \
+        x = (T)(x * y);                                                                            \
+        memcpy(r, &x, sizeof x);                                                                   \
+    }
+DL_PRODUCT(u32, uint32_t)
+DL_PRODUCT(u64, uint64_t)
+DL_PRODUCT(f32, float)
+DL_PRODUCT(f64, double)
+
+/* logsumexp's state: the running maximum m and the sum s of exp(x - m). A NaN item makes
+ * every later output NaN; an infinite maximum keeps it. */
+#define DL_LOGSUMEXP(SUFFIX, T, EXP, LOG)                                                          \
+    typedef struct {                                                                               \
+        T m, s;                                                                                    \
+    } dl_lse_##SUFFIX;                                                                             \
+    static void dl_lse_combine_##SUFFIX(void *r, const void *a, const void *b)                     \
+    {                                                                                              \
+        dl_lse_##SUFFIX x, y, z;                                                                   \
+        memcpy(&x, a, sizeof x);                                                                   \
+        memcpy(&y, b, sizeof y);                                                                   \
+        z.m = x.m != x.m || y.m != y.m ? x.m + y.m : x.m > y.m ? x.m : y.m;                        \
+        if (isinf(z.m))                                                                            \
+            z.s = (x.m == z.m ? x.s : 0) + (y.m == z.m ? y.s : 0);                                 \
+        else                                                                                       \
+            z.s = x.s * EXP(x.m - z.m) + y.s * EXP(y.m - z.m);                                     \
+        memcpy(r, &z, sizeof z);                                                                   \
+    }                                                                                              \
+    static void dl_lse_load_##SUFFIX(void *state, const void *item, const void *item2)             \
+    {                                                                                              \
+        (void)item2;                                                                               \
+        dl_lse_##SUFFIX z = {0, 1};                                                                \
+        memcpy(&z.m, item, sizeof z.m);                                                            \
+        memcpy(state, &z, sizeof z);                                                               \
+    }                                                                                              \
+    static void dl_lse_store_##SUFFIX(void *item, const void *state)                               \
+    {                                                                                              \
+        dl_lse_##SUFFIX z;                                                                         \
+        memcpy(&z, state, sizeof z);                                                               \
+        const T y = isinf(z.m) ? z.m : z.m + LOG(z.s);                                             \
+        memcpy(item, &y, sizeof y);                                                                \
+    }
+DL_LOGSUMEXP(f32, float, expf, logf)
+DL_LOGSUMEXP(f64, double, exp, log)
+
+/* The linear recurrence's state (a, b): (a1, b1) then (a2, b2) is (a1 a2, a2 b1 + b2). */
+#define DL_RECURRENCE(SUFFIX, T, FMA)                                                              \
+    typedef struct {                                                                               \
+        T a, b;                                                                                    \
+    } dl_lr_##SUFFIX;                                                                              \
+    static void dl_lr_combine_##SUFFIX(void *r, const void *p, const void *q)                      \
+    {                                                                                              \
+        dl_lr_##SUFFIX x, y, z;                                                                    \
+        memcpy(&x, p, sizeof x);                                                                   \
+        memcpy(&y, q, sizeof y);                                                                   \
+        z.a = x.a * y.a;                                                                           \
+        z.b = FMA(y.a, x.b, y.b);                                                                  \
+        memcpy(r, &z, sizeof z);                                                                   \
+    }                                                                                              \
+    static void dl_lr_load_##SUFFIX(void *state, const void *item, const void *item2)              \
+    {                                                                                              \
+        dl_lr_##SUFFIX z;                                                                          \
+        memcpy(&z.a, item, sizeof z.a);                                                            \
+        memcpy(&z.b, item2, sizeof z.b);                                                           \
+        memcpy(state, &z, sizeof z);                                                               \
+    }                                                                                              \
+    static void dl_lr_store_##SUFFIX(void *item, const void *state)                                \
+    {                                                                                              \
+        memcpy(item, (const unsigned char *)state + sizeof(T), sizeof(T));                         \
+    }
+DL_RECURRENCE(f32, float, fmaf)
+DL_RECURRENCE(f64, double, fma)
+
+/* The scalar recurrence's load on a CPU handle: b the item, a the operator's constant (its
+ * item2, dl_cpu_custom_scan). */
+#define DL_RECURRENCE_SCALAR(SUFFIX, T)                                                            \
+    static void dl_lr_scalar_load_##SUFFIX(void *state, const void *item, const void *item2)       \
+    {                                                                                              \
+        dl_lr_load_##SUFFIX(state, item2, item);                                                   \
+    }
+DL_RECURRENCE_SCALAR(f32, float)
+DL_RECURRENCE_SCALAR(f64, double)
+
+/* The built-ins' CUDA C. %s: the state's C type; the scalar recurrence's a as a literal. */
+static const char dl_product_source[] = "typedef %s dlscan_state;\n"
+                                        "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)"
+                                        " { return x * y; }\n";
+
+static const char dl_logsumexp_source[] =
+    "typedef %s real;\n"
+    "struct dlscan_state { real m, s; };\n"
+    "typedef real dlscan_in; typedef real dlscan_out;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+    "{\n"
+    "    dlscan_state z;\n"
+    "    z.m = x.m != x.m || y.m != y.m ? x.m + y.m : x.m > y.m ? x.m : y.m;\n"
+    "    if (isinf(z.m))\n"
+    "        z.s = (x.m == z.m ? x.s : real(0)) + (y.m == z.m ? y.s : real(0));\n"
+    "    else\n"
+    "        z.s = x.s * exp(x.m - z.m) + y.s * exp(y.m - z.m);\n"
+    "    return z;\n"
+    "}\n"
+    "__device__ dlscan_state dlscan_load(real x) { return dlscan_state{x, real(1)}; }\n"
+    "__device__ real dlscan_store(dlscan_state z) { return isinf(z.m) ? z.m : z.m + log(z.s); }\n";
+
+static const char dl_recurrence_source[] =
+    "typedef %s real;\n"
+    "struct dlscan_state { real a, b; };\n"
+    "typedef real dlscan_in; typedef real dlscan_in2; typedef real dlscan_out;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+    "{ return dlscan_state{x.a * y.a, fma(y.a, x.b, y.b)}; }\n"
+    "__device__ dlscan_state dlscan_load(real a, real b) { return dlscan_state{a, b}; }\n"
+    "__device__ real dlscan_store(dlscan_state s) { return s.b; }\n";
+
+static const char dl_recurrence_scalar_source[] =
+    "typedef %s real;\n"
+    "struct dlscan_state { real a, b; };\n"
+    "typedef real dlscan_in; typedef real dlscan_out;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+    "{ return dlscan_state{x.a * y.a, fma(y.a, x.b, y.b)}; }\n"
+    "__device__ dlscan_state dlscan_load(real b) { return dlscan_state{real(%a), b}; }\n"
+    "__device__ real dlscan_store(dlscan_state s) { return s.b; }\n";
+
+dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, dlscan_type type,
+                                      const void *parameter, dlscan_operator_t *op)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    if (!op)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op is NULL");
+    *op = NULL;
+    const int f32 = type == DLSCAN_FLOAT32, f64 = type == DLSCAN_FLOAT64;
+    const int real = f32 || f64, word32 = type == DLSCAN_INT32 || type == DLSCAN_UINT32,
+              word64 = type == DLSCAN_INT64 || type == DLSCAN_UINT64;
+    const char *c_type = f32 ? "float" : f64 ? "double" : word32 ? "unsigned int" : "unsigned long long";
+    const size_t size = real || word32 || word64 ? dl_type_size(type) : 0;
+    char source[2048];
+    dlscan_operator_desc d = {.size = sizeof d};
+    /* Identities: 1 (products), (-inf, 0) (logsumexp), (1, -0) (recurrences). */
+    unsigned char identity[16] = {0};
+    const float one32 = 1.0f, minus_inf32 = -INFINITY, minus_zero32 = -0.0f;
+    const double one64 = 1.0, minus_inf64 = -INFINITY, minus_zero64 = -0.0;
+    const uint32_t one_u32 = 1;
+    const uint64_t one_u64 = 1;
+    switch (which) {
+    case DLSCAN_BUILTIN_PRODUCT:
+        if (!size)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
+                           "DLSCAN_BUILTIN_PRODUCT takes int32, uint32, int64, uint64, float32 and float64, not %s",
+                           dl_type_valid(type) ? dl_type_name(type) : "an unknown type");
+        memcpy(identity, f32 ? (const void *)&one32 : f64 ? (const void *)&one64 : word32 ? (const void *)&one_u32 : (const void *)&one_u64, size);
+        snprintf(source, sizeof source, dl_product_source, c_type);
+        d.state_bytes = d.in_bytes = d.out_bytes = size;
+        d.combine = f32 ? dl_product_f32 : f64 ? dl_product_f64 : word32 ? dl_product_u32 : dl_product_u64;
+        break;
+    case DLSCAN_BUILTIN_LOGSUMEXP:
+    case DLSCAN_BUILTIN_LINEAR_RECURRENCE:
+        if (!real)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE, "%s takes float32 and float64, not %s",
+                           which == DLSCAN_BUILTIN_LOGSUMEXP ? "DLSCAN_BUILTIN_LOGSUMEXP"
+                                                             : "DLSCAN_BUILTIN_LINEAR_RECURRENCE",
+                           dl_type_valid(type) ? dl_type_name(type) : "an unknown type");
+        d.state_bytes = 2 * size;
+        d.in_bytes = d.out_bytes = size;
+        d.flags = DLSCAN_OPERATOR_LOAD | DLSCAN_OPERATOR_STORE;
+        if (which == DLSCAN_BUILTIN_LOGSUMEXP) {
+            memcpy(identity, f32 ? (const void *)&minus_inf32 : (const void *)&minus_inf64, size);
+            snprintf(source, sizeof source, dl_logsumexp_source, c_type);
+            d.combine = f32 ? dl_lse_combine_f32 : dl_lse_combine_f64;
+            d.load = f32 ? dl_lse_load_f32 : dl_lse_load_f64;
+            d.store = f32 ? dl_lse_store_f32 : dl_lse_store_f64;
+        } else {
+            memcpy(identity, f32 ? (const void *)&one32 : (const void *)&one64, size);
+            memcpy(identity + size, f32 ? (const void *)&minus_zero32 : (const void *)&minus_zero64, size);
+            d.combine = f32 ? dl_lr_combine_f32 : dl_lr_combine_f64;
+            d.store = f32 ? dl_lr_store_f32 : dl_lr_store_f64;
+            if (parameter) {
+                const double a = f32 ? (double)*(const float *)parameter : *(const double *)parameter;
+                snprintf(source, sizeof source, dl_recurrence_scalar_source, c_type, a);
+                d.load = f32 ? dl_lr_scalar_load_f32 : dl_lr_scalar_load_f64;
+            } else {
+                snprintf(source, sizeof source, dl_recurrence_source, c_type);
+                d.in2_bytes = size;
+                d.load = f32 ? dl_lr_load_f32 : dl_lr_load_f64;
+            }
+        }
+        break;
+    default:
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "which = %d is no dlscan_builtin", (int)which);
+    }
+    d.identity = identity;
+    d.source = source;
+    const dlscan_status status = dlscan_operator_create(h, &d, op);
+    if (status == DLSCAN_SUCCESS && which == DLSCAN_BUILTIN_LINEAR_RECURRENCE && parameter)
+    {
+        memcpy((*op)->item2, parameter, size); /* the CPU's a */
+        (*op)->has_item2 = 1;
+    }
+    return status;
+}

@@ -1,0 +1,672 @@
+/*
+ * operator_check.c: the shared checks of user operators (operator_check.h).
+ */
+#include "operator_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "policy.h"
+
+/* Items a GPU tile of a user operator holds (device/policy.h): the sizes at its edges are the
+ * ones that matter on either backend. */
+static size_t tile_items(size_t state_bytes) { return (size_t)DL_USER_THREADS * DL_USER_ITEMS(state_bytes); }
+
+static double uniform(uint64_t *rng) { return (double)(test_random(rng) >> 11) * 0x1p-53; } /* [0, 1) */
+
+/* ---------------------------------------------------------------- one call */
+
+enum { INIT_NONE, INIT_HOST, INIT_DEVICE };
+
+typedef struct op_call {
+    dlscan_operator_t op;
+    size_t state_bytes, in_bytes, in2_bytes, out_bytes;
+    size_t n;
+    int exclusive;
+    int init;           /* INIT_* */
+    const void *init_state;
+    int with_total;
+    int in_place;       /* d_out == d_in (in_bytes == out_bytes) */
+    const void *in;     /* host */
+    const void *in2;    /* host, or NULL */
+} op_call;
+
+#define PAD_ITEMS 4 /* poisoned items past the output, which must stay poisoned */
+
+/* Runs the call through `m`; out (n items) and total (one state) come back to the host. */
+static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, void *out, void *total)
+{
+    const size_t n = c->n, out_bytes = (n + PAD_ITEMS) * c->out_bytes;
+    const size_t in_bytes = n * c->in_bytes > out_bytes ? n * c->in_bytes : out_bytes;
+    unsigned char *d_in = m->alloc(in_bytes + 1, m->context);
+    unsigned char *d_out = c->in_place ? d_in : m->alloc(out_bytes, m->context);
+    unsigned char *d_in2 = c->in2 ? m->alloc(n * c->in2_bytes + 1, m->context) : NULL;
+    unsigned char *d_state = m->alloc(2 * 32, m->context); /* init, total */
+    m->fill(d_in, TEST_POISON_BYTE, in_bytes, m->context);
+    if (n)
+        m->upload(d_in, c->in, n * c->in_bytes, m->context);
+    if (!c->in_place)
+        m->fill(d_out, TEST_POISON_BYTE, out_bytes, m->context);
+    else if (c->out_bytes * n < out_bytes)
+        m->fill(d_out + n * c->out_bytes, TEST_POISON_BYTE, out_bytes - n * c->out_bytes, m->context);
+    if (d_in2 && n)
+        m->upload(d_in2, c->in2, n * c->in2_bytes, m->context);
+    m->fill(d_state, TEST_POISON_BYTE, 64, m->context);
+    if (c->init == INIT_DEVICE)
+        m->upload(d_state, c->init_state, c->state_bytes, m->context);
+
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.custom = c->op;
+    a.d_in = d_in;
+    a.d_in2 = d_in2;
+    a.d_out = d_out;
+    a.n = n;
+    a.exclusive = c->exclusive;
+    a.init = c->init == INIT_HOST ? c->init_state : NULL;
+    a.d_init = c->init == INIT_DEVICE ? d_state : NULL;
+    a.d_total = c->with_total ? d_state + 32 : NULL;
+    CHECK_OK(h, dlscan_scan(h, &a, m->stream));
+    m->wait(m->context);
+
+    unsigned char *back = malloc(out_bytes);
+    CHECK(back, "malloc");
+    m->download(back, d_out, out_bytes, m->context);
+    memcpy(out, back, n * c->out_bytes);
+    for (size_t i = n * c->out_bytes; i < out_bytes; ++i)
+        CHECK(back[i] == TEST_POISON_BYTE, "n = %zu: byte %zu past the output was written", n, i - n * c->out_bytes);
+    unsigned char state[64];
+    m->download(state, d_state, 64, m->context);
+    if (c->with_total)
+        memcpy(total, state + 32, c->state_bytes);
+    for (size_t i = 32 + (c->with_total ? c->state_bytes : 0); i < 64; ++i)
+        CHECK(state[i] == TEST_POISON_BYTE, "n = %zu: byte %zu past the total was written", n, i - 32);
+    free(back);
+    if (!c->in_place)
+        m->release(d_out, m->context);
+    m->release(d_in, m->context);
+    if (d_in2)
+        m->release(d_in2, m->context);
+    m->release(d_state, m->context);
+}
+
+/* The variants of a size: exclusive, init, total, in place, cycled by the case number. */
+static void op_variant(op_call *c, int number, int may_in_place)
+{
+    c->exclusive = number % 2;
+    c->init = (number / 2) % 3;
+    c->with_total = (number / 3) % 2 || c->init == INIT_DEVICE;
+    c->in_place = may_in_place && (number / 5) % 2;
+}
+
+/* ---------------------------------------------------------------- the built-ins */
+
+/* Bound on a float result's error: (rounds) eps times the magnitude the result is made of. On a
+ * GPU a result goes through at most about 2 log2 n + 64 roundings in the tiles' trees and
+ * look-back windows plus one per tile before it in the chain of inclusive prefixes (n / 512 at
+ * the least tile); a CPU handle folds a user operator in order, n roundings. Stated once here for
+ * every float check below. */
+static int on_gpu;
+static double rounds(size_t n)
+{
+    return on_gpu ? 2.0 * log2((double)n + 2) + 64 + (double)n / 512 : (double)n + 64;
+}
+
+/* A product's relative error, in any order of its n - 1 multiplications: at most about n eps,
+ * and their roundings add up as a random walk, so (16 sqrt(n) + 64) eps holds all but never
+ * (a missing or doubled item near 1 +- 2^-8 moves the product 200 times that at n = 2^22). */
+static double product_rounds(size_t n) { return 16.0 * sqrt((double)n) + 64; }
+
+static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_type type, int scalar, size_t max_n,
+                             uint64_t *rng)
+{
+    const int f32 = type == DLSCAN_FLOAT32;
+    const size_t size = f32 ? 4 : 8;
+    const double eps = f32 ? 0x1p-24 : 0x1p-53, scalar_a = -0.96875;
+    dlscan_operator_t op;
+    if (f32) {
+        const float a = (float)scalar_a;
+        CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, type, scalar ? &a : NULL, &op));
+    } else {
+        CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, type, scalar ? &scalar_a : NULL, &op));
+    }
+    size_t sizes[64];
+    const int count = test_edge_sizes(tile_items(2 * size), max_n, rng, sizes);
+    for (int s = 0; s < count; ++s) {
+        const size_t n = sizes[s];
+        unsigned char *a = malloc(n * size + 1), *b = malloc(n * size + 1), *out = malloc(n * size + 1);
+        CHECK(a && b && out, "malloc");
+        double *ad = malloc((n + 1) * sizeof(double)), *bd = malloc((n + 1) * sizeof(double));
+        CHECK(ad && bd, "malloc");
+        for (size_t i = 0; i < n; ++i) { /* decays: |a| in [0.5, 1), b in [-1, 1] */
+            ad[i] = scalar ? scalar_a : (0.5 + 0.5 * uniform(rng)) * (test_random(rng) & 1 ? -1 : 1);
+            bd[i] = 2 * uniform(rng) - 1;
+            if (f32) {
+                const float x = (float)ad[i], y = (float)bd[i];
+                ad[i] = x, bd[i] = y;
+                memcpy(a + 4 * i, &x, 4), memcpy(b + 4 * i, &y, 4);
+            } else {
+                memcpy(a + 8 * i, &ad[i], 8), memcpy(b + 8 * i, &bd[i], 8);
+            }
+        }
+        op_call c = {op, 2 * size, size, scalar ? 0 : size, size, n, 0, 0, NULL, 0, 0,
+                     scalar ? b : a, scalar ? NULL : b};
+        op_variant(&c, s, scalar);
+        const double h0 = c.init != INIT_NONE ? 2 * uniform(rng) - 1 : 0.0;
+        unsigned char init[16], total[16];
+        if (f32) {
+            const float state[2] = {1.0f, (float)h0};
+            memcpy(init, state, 8);
+        } else {
+            const double state[2] = {1.0, h0};
+            memcpy(init, state, 16);
+        }
+        c.init_state = init;
+        op_run(h, m, &c, out, total);
+        /* The reference, and the recurrence of magnitudes that bounds its error. */
+        long double hx = h0, magnitude = fabs(h0), product = 1;
+        int bad = 0;
+        const double tolerance = rounds(n) * eps;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            const long double before = hx, before_magnitude = magnitude;
+            hx = ad[i] * hx + bd[i];
+            magnitude = fabsl((long double)ad[i]) * magnitude + fabsl((long double)bd[i]);
+            product *= ad[i];
+            const long double want = c.exclusive ? before : hx, scale = c.exclusive ? before_magnitude : magnitude;
+            const double got = f32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+            if (!(fabsl(got - want) <= tolerance * (scale + 1e-30))) {
+                EXPECT(0, "%s recurrence%s n = %zu (case %d) item %zu: %.9g, want %.9Lg (bound %.3g)",
+                       f32 ? "float32" : "float64", scalar ? " with a scalar a" : "", n, s, i, got, want,
+                       tolerance * (double)scale);
+                ++bad;
+            }
+        }
+        if (c.with_total && !bad) {
+            double ta, tb;
+            if (f32)
+                ta = ((const float *)total)[0], tb = ((const float *)total)[1];
+            else
+                ta = ((const double *)total)[0], tb = ((const double *)total)[1];
+            const double tiny = f32 ? 0x1p-126 : 0x1p-1022; /* a product of many a's underflows */
+            EXPECT(fabsl(tb - hx) <= tolerance * (magnitude + 1e-30) &&
+                       fabsl(ta - product) <= product_rounds(n) * eps * fabsl(product) + 4 * tiny,
+                   "recurrence n = %zu: total (%.9g, %.9g), want (%.9Lg, %.9Lg)", n, ta, tb, product, hx);
+        }
+        free(a), free(b), free(out), free(ad), free(bd);
+    }
+    dlscan_operator_destroy(op);
+}
+
+static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m, dlscan_type type, int logsumexp,
+                                        size_t max_n, uint64_t *rng)
+{
+    const int f32 = type == DLSCAN_FLOAT32, f64 = type == DLSCAN_FLOAT64, real = f32 || f64;
+    const size_t size = test_type_size(type);
+    const double eps = f32 ? 0x1p-24 : 0x1p-53;
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, logsumexp ? DLSCAN_BUILTIN_LOGSUMEXP : DLSCAN_BUILTIN_PRODUCT, type, NULL, &op));
+    const size_t state_bytes = logsumexp ? 2 * size : size;
+    size_t sizes[64];
+    const int count = test_edge_sizes(tile_items(state_bytes), max_n, rng, sizes);
+    for (int s = 0; s < count; ++s) {
+        const size_t n = sizes[s];
+        unsigned char *in = malloc(n * size + 1), *out = malloc(n * size + 1);
+        double *x = malloc((n + 1) * sizeof(double));
+        CHECK(in && out && x, "malloc");
+        for (size_t i = 0; i < n; ++i) {
+            if (!real) { /* odd integers: a product never turns 0 */
+                const uint64_t v = test_random(rng) | 1;
+                memcpy(in + i * size, &v, size);
+                continue;
+            }
+            /* products: near 1 (a missing item moves the result by up to 0.4%); logsumexp: [-8, 8],
+             * with -inf at one item in 64 */
+            x[i] = logsumexp ? (test_random(rng) % 64 == 0 ? -INFINITY : 16 * uniform(rng) - 8)
+                             : 1 + (2 * uniform(rng) - 1) * 0x1p-8;
+            if (f32) {
+                const float v = (float)x[i];
+                x[i] = v;
+                memcpy(in + 4 * i, &v, 4);
+            } else {
+                memcpy(in + 8 * i, &x[i], 8);
+            }
+        }
+        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL};
+        op_variant(&c, s, 1);
+        unsigned char init[16], total[16];
+        double init_value = 1; /* products: the init's value; logsumexp: its maximum (s = 1) */
+        if (!real) {
+            const uint64_t v = test_random(rng) | 1;
+            memcpy(init, &v, size);
+        } else if (logsumexp) {
+            init_value = 4 * uniform(rng) - 2;
+            if (f32) {
+                const float state[2] = {(float)init_value, 1.0f};
+                init_value = state[0];
+                memcpy(init, state, 8);
+            } else {
+                const double state[2] = {init_value, 1.0};
+                memcpy(init, state, 16);
+            }
+        } else {
+            init_value = 1 + (2 * uniform(rng) - 1) * 0x1p-8;
+            if (f32) {
+                const float v = (float)init_value;
+                init_value = v;
+                memcpy(init, &v, 4);
+            } else {
+                memcpy(init, &init_value, 8);
+            }
+        }
+        c.init_state = init;
+        op_run(h, m, &c, out, total);
+        const int with_init = c.init != INIT_NONE;
+        int bad = 0;
+        if (!real) { /* exact, modulo 2^bits */
+            uint64_t acc = 1, init_bits = 0;
+            memcpy(&init_bits, init, size);
+            if (with_init)
+                acc = init_bits;
+            for (size_t i = 0; i < n && bad < 5; ++i) {
+                uint64_t v = 0, got = 0;
+                memcpy(&v, in + i * size, size);
+                const uint64_t before = acc;
+                acc *= v;
+                const uint64_t mask = size == 4 ? 0xffffffffull : ~0ull;
+                memcpy(&got, out + i * size, size);
+                const uint64_t want = (c.exclusive ? before : acc) & mask;
+                if (got != want) {
+                    EXPECT(0, "%s product n = %zu item %zu: %llu, want %llu", test_type_name(type), n, i,
+                           (unsigned long long)got, (unsigned long long)want);
+                    ++bad;
+                }
+            }
+        } else {
+            /* Reference: the running product, or the log of the running sum of exps in long double. */
+            long double acc = logsumexp ? (with_init ? expl(init_value) : 0) : (with_init ? init_value : 1);
+            const double tolerance = rounds(n) * eps;
+            for (size_t i = 0; i < n && bad < 5; ++i) {
+                const long double before = acc;
+                acc = logsumexp ? acc + expl(x[i]) : acc * x[i];
+                const long double value = c.exclusive ? before : acc;
+                const long double want = logsumexp ? logl(value) : value;
+                const double got = f32 ? (double)((const float *)out)[i] : ((const double *)out)[i];
+                /* products: relative; logsumexp: absolute, its result's error is the sum's relative */
+                const long double bound = logsumexp ? tolerance * 4 : product_rounds(n) * eps * fabsl(want);
+                const int same_inf = isinf(got) && isinf((double)want) && (got < 0) == (want < 0);
+                if (!same_inf && !(fabsl(got - want) <= bound)) {
+                    EXPECT(0, "%s %s n = %zu (case %d) item %zu: %.9g, want %.9Lg", test_type_name(type),
+                           logsumexp ? "logsumexp" : "product", n, s, i, got, want);
+                    ++bad;
+                }
+            }
+        }
+        free(in), free(out), free(x);
+    }
+    dlscan_operator_destroy(op);
+}
+
+void operator_check_builtins(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    for (int scalar = 0; scalar <= 1; ++scalar) {
+        check_recurrence(h, m, DLSCAN_FLOAT32, scalar, max_n, rng);
+        check_recurrence(h, m, DLSCAN_FLOAT64, scalar, max_n, rng);
+    }
+    const dlscan_type product_types[] = {DLSCAN_INT32, DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
+    for (size_t t = 0; t < sizeof product_types / sizeof product_types[0]; ++t)
+        check_product_and_logsumexp(h, m, product_types[t], 0, max_n, rng);
+    check_product_and_logsumexp(h, m, DLSCAN_FLOAT32, 1, max_n, rng);
+    check_product_and_logsumexp(h, m, DLSCAN_FLOAT64, 1, max_n, rng);
+}
+
+/* ---------------------------------------------------------------- operators written here */
+
+/* 2x2 matrices of uint32 and uint64, row-major, multiplied earlier x later modulo 2^bits. */
+#define MATRIX_SOURCE(T)                                                                           \
+    "struct dlscan_state { " T " m[4]; };\n"                                                       \
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"                     \
+    "{\n"                                                                                          \
+    "    dlscan_state z;\n"                                                                        \
+    "    z.m[0] = x.m[0] * y.m[0] + x.m[1] * y.m[2]; z.m[1] = x.m[0] * y.m[1] + x.m[1] * y.m[3];\n" \
+    "    z.m[2] = x.m[2] * y.m[0] + x.m[3] * y.m[2]; z.m[3] = x.m[2] * y.m[1] + x.m[3] * y.m[3];\n" \
+    "    return z;\n"                                                                              \
+    "}\n"
+#define MATRIX_FUNCTION(NAME, T)                                                                   \
+    static void NAME(void *r, const void *a, const void *b)                                        \
+    {                                                                                              \
+        T x[4], y[4], z[4];                                                                        \
+        memcpy(x, a, sizeof x);                                                                    \
+        memcpy(y, b, sizeof y);                                                                    \
+        z[0] = x[0] * y[0] + x[1] * y[2], z[1] = x[0] * y[1] + x[1] * y[3];                        \
+        z[2] = x[2] * y[0] + x[3] * y[2], z[3] = x[2] * y[1] + x[3] * y[3];                        \
+        memcpy(r, z, sizeof z);                                                                    \
+    }
+MATRIX_FUNCTION(matrix32, uint32_t)
+MATRIX_FUNCTION(matrix64, uint64_t)
+
+/* Upper-triangular 2x2 matrices [[a, b], [0, c]] of uint32, multiplied earlier x later: a
+ * 12-byte state, whose descriptor takes a padding word (protocol.h, DL_DESCRIPTOR_WORDS). */
+static const char triangle_source[] =
+    "struct dlscan_state { unsigned int a, b, c; };\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+    "{ return dlscan_state{x.a * y.a, x.a * y.b + x.b * y.c, x.c * y.c}; }\n";
+
+static void triangle_combine(void *r, const void *p, const void *q)
+{
+    uint32_t x[3], y[3], z[3];
+    memcpy(x, p, sizeof x);
+    memcpy(y, q, sizeof y);
+    z[0] = x[0] * y[0], z[1] = x[0] * y[1] + x[1] * y[2], z[2] = x[2] * y[2];
+    memcpy(r, z, sizeof z);
+}
+
+/* Arg-max over (value, index) items: the larger value, of equal ones the earlier. */
+typedef struct arg_max {
+    float value;
+    uint32_t index;
+} arg_max;
+
+static const char arg_max_source[] =
+    "struct dlscan_state { float value; unsigned int index; };\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y) { return y.value > x.value ? y : x; }\n";
+
+static void arg_max_combine(void *r, const void *a, const void *b)
+{
+    arg_max x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    memcpy(r, y.value > x.value ? &y : &x, sizeof x);
+}
+
+static const char sum_source[] =
+    "typedef unsigned int dlscan_state;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y) { return x + y; }\n";
+
+static void sum_combine(void *r, const void *a, const void *b)
+{
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    x += y;
+    memcpy(r, &x, 4);
+}
+
+/* Checks a scan of states whose combine is `combine` (exact, on bytes) against a sequential
+ * fold of the same function. */
+static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d, const char *name,
+                        size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_create(h, d, &op));
+    const size_t bytes = d->state_bytes;
+    size_t sizes[64];
+    const int count = test_edge_sizes(tile_items(bytes), max_n, rng, sizes);
+    for (int s = 0; s < count; ++s) {
+        const size_t n = sizes[s];
+        unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1);
+        CHECK(in && out, "malloc");
+        for (size_t i = 0; i < n; ++i)
+            draw(in + i * bytes, rng);
+        unsigned char init[32], total[32], acc[32], before[32];
+        draw(init, rng);
+        op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL};
+        op_variant(&c, s, 1);
+        op_run(h, m, &c, out, total);
+        memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            memcpy(before, acc, bytes);
+            d->combine(acc, acc, in + i * bytes);
+            if (memcmp(out + i * bytes, c.exclusive ? before : acc, bytes) != 0) {
+                EXPECT(0, "%s n = %zu (case %d, %s, init %d) item %zu differs", name, n, s,
+                       c.exclusive ? "exclusive" : "inclusive", c.init, i);
+                ++bad;
+            }
+        }
+        if (c.with_total)
+            EXPECT(memcmp(total, acc, bytes) == 0, "%s n = %zu: the total differs", name, n);
+        free(in), free(out);
+    }
+    dlscan_operator_destroy(op);
+}
+
+static void draw_matrix32(void *state, uint64_t *rng)
+{
+    uint32_t x[4];
+    for (int k = 0; k < 4; ++k)
+        x[k] = (uint32_t)test_random(rng);
+    memcpy(state, x, sizeof x);
+}
+
+static void draw_triangle(void *state, uint64_t *rng)
+{
+    uint32_t x[3];
+    for (int k = 0; k < 3; ++k)
+        x[k] = (uint32_t)test_random(rng);
+    memcpy(state, x, sizeof x);
+}
+
+static void draw_matrix64(void *state, uint64_t *rng)
+{
+    uint64_t x[4];
+    for (int k = 0; k < 4; ++k)
+        x[k] = test_random(rng);
+    memcpy(state, x, sizeof x);
+}
+
+static void draw_arg_max(void *state, uint64_t *rng)
+{
+    static uint32_t counter;
+    const arg_max x = {(float)(test_random(rng) % 16), counter++}; /* many ties */
+    memcpy(state, &x, sizeof x);
+}
+
+static void draw_word(void *state, uint64_t *rng)
+{
+    const uint32_t x = (uint32_t)test_random(rng);
+    memcpy(state, &x, 4);
+}
+
+void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    const uint32_t identity32[4] = {1, 0, 0, 1};
+    const uint64_t identity64[4] = {1, 0, 0, 1};
+    const uint32_t identity_triangle[3] = {1, 0, 1};
+    const arg_max lowest = {-INFINITY, 0};
+    const uint32_t zero = 0;
+    const dlscan_operator_desc matrices32 = {.size = sizeof matrices32, .state_bytes = 16, .identity = identity32,
+                                             .in_bytes = 16, .out_bytes = 16,
+                                             .source = MATRIX_SOURCE("unsigned int"), .combine = matrix32};
+    const dlscan_operator_desc matrices64 = {.size = sizeof matrices64, .state_bytes = 32, .identity = identity64,
+                                             .in_bytes = 32, .out_bytes = 32,
+                                             .source = MATRIX_SOURCE("unsigned long long"), .combine = matrix64};
+    const dlscan_operator_desc triangles = {.size = sizeof triangles, .state_bytes = 12,
+                                            .identity = identity_triangle, .in_bytes = 12, .out_bytes = 12,
+                                            .source = triangle_source, .combine = triangle_combine};
+    const dlscan_operator_desc arg = {.size = sizeof arg, .state_bytes = 8, .identity = &lowest, .in_bytes = 8,
+                                      .out_bytes = 8, .source = arg_max_source, .combine = arg_max_combine};
+    const dlscan_operator_desc sum = {.size = sizeof sum, .state_bytes = 4, .identity = &zero, .in_bytes = 4,
+                                      .out_bytes = 4, .source = sum_source, .combine = sum_combine};
+    check_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32);
+    check_exact(h, m, &matrices64, "2x2 uint64 matrices", max_n / 2, rng, draw_matrix64);
+    check_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle);
+    check_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max);
+    check_exact(h, m, &sum, "user sum", max_n, rng, draw_word);
+
+    /* The user sum's bits are the built-in sum's. */
+    const size_t n = max_n < 1000003 ? max_n : 1000003;
+    uint32_t *in = malloc(n * 4), *mine = malloc(n * 4), *theirs = malloc(n * 4);
+    CHECK(in && mine && theirs, "malloc");
+    for (size_t i = 0; i < n; ++i)
+        in[i] = (uint32_t)test_random(rng);
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_create(h, &sum, &op));
+    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL};
+    unsigned char total[4];
+    op_run(h, m, &c, mine, total);
+    uint32_t *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
+    m->upload(d_in, in, n * 4, m->context);
+    CHECK_OK(h, dlscan_inclusive_scan(h, d_in, d_out, n, DLSCAN_UINT32, DLSCAN_SUM, m->stream));
+    m->wait(m->context);
+    m->download(theirs, d_out, n * 4, m->context);
+    EXPECT(memcmp(mine, theirs, n * 4) == 0, "the user sum differs from the built-in sum");
+    m->release(d_in, m->context), m->release(d_out, m->context);
+    free(in), free(mine), free(theirs);
+    dlscan_operator_destroy(op);
+}
+
+/* ---------------------------------------------------------------- chains */
+
+void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    /* The recurrence over 9 chunks of random lengths, state through d_total = d_init, against
+     * one call over the whole (the same tolerance as above: both are scans of the same items). */
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT64, NULL, &op));
+    size_t lengths[9], n = 0;
+    for (int k = 0; k < 9; ++k)
+        n += lengths[k] = test_random(rng) % 20000;
+    double *a = malloc((n + 1) * 8), *b = malloc((n + 1) * 8), *whole = malloc((n + 1) * 8), *chained = malloc((n + 1) * 8);
+    CHECK(a && b && whole && chained, "malloc");
+    for (size_t i = 0; i < n; ++i)
+        a[i] = 0.5 + 0.5 * uniform(rng), b[i] = 2 * uniform(rng) - 1;
+    const double start[2] = {1.0, 0.25};
+    double total[2];
+    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b};
+    op_run(h, m, &c, whole, total);
+
+    double *d_a = m->alloc((n + 1) * 8, m->context), *d_b = m->alloc((n + 1) * 8, m->context);
+    double *d_out = m->alloc((n + 1) * 8, m->context), *d_state = m->alloc(16, m->context);
+    m->upload(d_a, a, n * 8, m->context);
+    m->upload(d_b, b, n * 8, m->context);
+    m->upload(d_state, start, 16, m->context);
+    size_t at = 0;
+    for (int k = 0; k < 9; ++k) {
+        dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
+        args.custom = op;
+        args.d_in = d_a + at;
+        args.d_in2 = d_b + at;
+        args.d_out = d_out + at;
+        args.n = lengths[k];
+        args.d_init = d_state;
+        args.d_total = d_state;
+        CHECK_OK(h, dlscan_scan(h, &args, m->stream));
+        at += lengths[k];
+    }
+    m->wait(m->context);
+    m->download(chained, d_out, n * 8, m->context);
+    double chained_total[2];
+    m->download(chained_total, d_state, 16, m->context);
+    int bad = 0;
+    for (size_t i = 0; i < n && bad < 5; ++i)
+        if (!(fabs(chained[i] - whole[i]) <= rounds(n) * 0x1p-53 * 64)) {
+            EXPECT(0, "chained recurrence item %zu: %.17g, one call %.17g", i, chained[i], whole[i]);
+            ++bad;
+        }
+    EXPECT(fabs(chained_total[1] - total[1]) <= rounds(n) * 0x1p-53 * 64, "chained total %.17g, one call %.17g",
+           chained_total[1], total[1]);
+    m->release(d_a, m->context), m->release(d_b, m->context), m->release(d_out, m->context);
+    m->release(d_state, m->context);
+    free(a), free(b), free(whole), free(chained);
+    dlscan_operator_destroy(op);
+}
+
+/* ---------------------------------------------------------------- refusals */
+
+void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
+{
+    const uint32_t zero[9] = {0};
+    const dlscan_operator_desc good = {.size = sizeof good, .state_bytes = 4, .identity = zero, .in_bytes = 4,
+                                       .out_bytes = 4, .source = sum_source, .combine = sum_combine};
+    dlscan_operator_t op = (dlscan_operator_t)1;
+    dlscan_operator_desc d = good;
+    d.state_bytes = 36, d.in_bytes = d.out_bytes = 36;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT && !op, "a 36-byte state: %s",
+           dlscan_last_error(h));
+    d = good, d.state_bytes = 6, d.in_bytes = d.out_bytes = 6;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT, "a 6-byte state");
+    d = good, d.identity = NULL;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT && !op, "no identity");
+    d = good, d.in_bytes = 8;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT, "items of 8 bytes without load");
+    d = good, d.flags = DLSCAN_OPERATOR_STORE, d.store = NULL, d.source = NULL;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT, "no store function or source");
+    d = good, d.size = 8;
+    EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_INVALID_ARGUMENT, "a short desc->size");
+    EXPECT(dlscan_operator_create(h, NULL, &op) == DLSCAN_ERROR_INVALID_ARGUMENT, "desc NULL");
+    EXPECT(dlscan_operator_create(h, &good, NULL) == DLSCAN_ERROR_INVALID_ARGUMENT, "op NULL");
+    EXPECT(dlscan_operator_create(NULL, &good, &op) == DLSCAN_ERROR_INVALID_HANDLE, "h NULL");
+    EXPECT(dlscan_operator_builtin(h, DLSCAN_BUILTIN_LOGSUMEXP, DLSCAN_INT32, NULL, &op) == DLSCAN_ERROR_INVALID_TYPE,
+           "logsumexp of int32");
+    EXPECT(dlscan_operator_builtin(h, (dlscan_builtin)7, DLSCAN_FLOAT32, NULL, &op) == DLSCAN_ERROR_INVALID_ARGUMENT,
+           "builtin 7");
+    if (dlscan_backend_name(h)[0] == 'g') {
+        d = good, d.source = "typedef unsigned int dlscan_state;\n__device__ dlscan_state dlscan_combine(dlscan_state x) { return x; }\n";
+        EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_COMPILE && !op, "a source that does not compile");
+        EXPECT(strstr(dlscan_last_error(h), "operator") != NULL, "the compiler's log names the source: %s",
+               dlscan_last_error(h));
+        d = good, d.state_bytes = 8, d.in_bytes = d.out_bytes = 8; /* the source's state is 4 bytes */
+        EXPECT(dlscan_operator_create(h, &d, &op) == DLSCAN_ERROR_COMPILE, "a state of another size than the source's");
+    }
+
+    /* Scans that are refused write nothing. */
+    CHECK_OK(h, dlscan_operator_create(h, &good, &op));
+    dlscan_operator_t recurrence;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &recurrence));
+    const size_t n = 5000;
+    unsigned char *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
+    size_t *d_offsets = m->alloc(2 * sizeof(size_t), m->context);
+    m->fill(d_in, 1, n * 4, m->context);
+    m->fill(d_out, TEST_POISON_BYTE, n * 4, m->context);
+    m->fill(d_offsets, 0, 2 * sizeof(size_t), m->context);
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.custom = op, a.d_in = d_in, a.d_out = d_out, a.n = n;
+    dlscan_scan_args bad = a;
+    bad.d_offsets = d_offsets, bad.num_segments = 1;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments: %s", dlscan_last_error(h));
+    bad = a, bad.axis_length = 100;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "an axis");
+    bad = a, bad.d_in2 = d_in;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 with one input");
+    bad = a, bad.custom = recurrence;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "no d_in2 for two inputs");
+    bad = a, bad.d_out = d_out + 2;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_MISALIGNED, "d_out misaligned");
+    bad = a, bad.d_out = d_in + 4;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_OVERLAP, "overlap");
+    bad = a, bad.custom = NULL, bad.d_in2 = d_in;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 without an operator");
+    EXPECT(dlscan_reduce(h, d_in, d_out, n, DLSCAN_INT32, DLSCAN_INT32, DLSCAN_SUM, NULL, m->stream) == DLSCAN_SUCCESS,
+           "a plain reduction still runs");
+    m->wait(m->context);
+    m->fill(d_out, TEST_POISON_BYTE, n * 4, m->context);
+    /* An operator of the other backend. */
+    dlscan_handle_t other;
+    const int gpu = dlscan_backend_name(h)[0] == 'g';
+    if (gpu ? dlscan_create_cpu(&other, 1) == DLSCAN_SUCCESS : dlscan_create(&other) == DLSCAN_SUCCESS) {
+        dlscan_operator_t foreign;
+        CHECK_OK(other, dlscan_operator_create(other, &good, &foreign));
+        bad = a, bad.custom = foreign;
+        EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "an operator of the other backend: %s",
+               dlscan_last_error(h));
+        dlscan_operator_destroy(foreign);
+        dlscan_destroy(other);
+    }
+    m->wait(m->context);
+    unsigned char *back = malloc(n * 4);
+    CHECK(back, "malloc");
+    m->download(back, d_out, n * 4, m->context);
+    for (size_t i = 0; i < n * 4; ++i)
+        if (back[i] != TEST_POISON_BYTE) {
+            EXPECT(0, "a refused scan wrote byte %zu", i);
+            break;
+        }
+    free(back);
+    m->release(d_in, m->context), m->release(d_out, m->context), m->release(d_offsets, m->context);
+    dlscan_operator_destroy(op);
+    dlscan_operator_destroy(recurrence);
+    dlscan_operator_destroy(NULL);
+}

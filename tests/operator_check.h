@@ -1,0 +1,33 @@
+/*
+ * operator_check.h: the checks of user operators (dlscan.h, "Your own operator") that the cpu and
+ * gpu suites share, through one backend's memory (scan_check.h's test_memory). Each operator is
+ * given as CUDA C source and as C functions, so one check serves both handles.
+ *
+ * References: integers exactly (2x2 matrix products modulo 2^32 and 2^64, full and upper-
+ * triangular: non-commutative, 12-, 16- and 32-byte states; an arg-max pair whose ties keep the
+ * first; a sum of int32 through the run-time path against the built-in sum's bits); floats
+ * against a sequential float64 (long double for float64) reference with the tolerances stated
+ * at each check.
+ */
+#ifndef DLSCAN_OPERATOR_CHECK_H
+#define DLSCAN_OPERATOR_CHECK_H
+
+#include "scan_check.h"
+
+/* The built-ins (product, logsumexp, linear recurrence with a or a scalar) at sizes around the
+ * GPU's tiles up to max_n: inclusive and exclusive, with no init, a host init or a device init,
+ * with d_total, in place where the sizes allow. */
+void operator_check_builtins(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
+/* Operators written here: 2x2 matrix products modulo 2^32 and 2^64, an arg-max, a user sum. */
+void operator_check_user(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
+/* A chain of calls over chunks, d_init = d_total, against one call. */
+void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
+
+/* Refusals: each gets its status and writes nothing (descriptions out of range, a scan with an
+ * operator of another backend, segments, d_in2 missing or extra). On a GPU handle also a source
+ * that does not compile (DLSCAN_ERROR_COMPILE, with the compiler's log). */
+void operator_check_refusals(dlscan_handle_t h, const test_memory *memory);
+
+#endif /* DLSCAN_OPERATOR_CHECK_H */
