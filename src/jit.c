@@ -321,6 +321,30 @@ static double dl_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+/* Loads a cubin into op: its four kernels, the persistent ones let use their ring of stages. */
+static cudaError_t dl_jit_load(struct dlscan_operator *op, const void *cubin, int device)
+{
+    static const char *const names[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
+                                         "dl_user_scan_persistent_left_fold"};
+    cudaLibrary_t library = NULL;
+    cudaKernel_t kernels[4] = {NULL, NULL, NULL, NULL};
+    cudaError_t error = cudaLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+    for (int k = 0; k < 4 && error == cudaSuccess; ++k)
+        error = cudaLibraryGetKernel(&kernels[k], library, names[k]);
+    for (int k = 2; k < 4 && error == cudaSuccess; ++k)
+        error = cudaKernelSetAttributeForDevice(kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)dl_user_ring_bytes(op), device);
+    if (error != cudaSuccess) {
+        if (library)
+            cudaLibraryUnload(library);
+        return error;
+    }
+    op->library = library;
+    for (int k = 0; k < 4; ++k)
+        op->kernels[k] = (const void *)kernels[k];
+    return cudaSuccess;
+}
+
 dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const char *text)
 {
     const double start = dl_now_ms();
@@ -337,8 +361,8 @@ dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const 
     if (!source)
         return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "the operator's source");
 
-    /* The key. (Without NVRTC a cached cubin still serves: its key names the version that made it,
-     * unknown here, so the disk is searched only once NVRTC is loaded.) */
+    /* The key. (Without NVRTC only the process's cache can serve: a key names the NVRTC version
+     * that made its cubin, unknown here.) */
     dl_hash hash = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
     char facts[128];
     const int facts_bytes = snprintf(facts, sizeof facts, "dlscan %d sm_%d nvrtc %d.%d", dlscan_version(), arch,
@@ -352,47 +376,35 @@ dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const 
     char key[33];
     snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)hash.a, (unsigned long long)hash.b);
 
+    /* The cubin from the process's cache, the disk's (compiled anew where that one does not
+     * load: a file from another build, or damaged) or NVRTC; kept in the caches once it loads. */
     size_t bytes = 0;
-    void *cubin = NULL;
-    dlscan_status status = DLSCAN_SUCCESS;
-    if ((cubin = dl_memory_find(key, &bytes))) {
-        op->source = 1;
-    } else if (!api->library) {
-        status = dl_fail(h, DLSCAN_ERROR_NO_COMPILER, "NVRTC could not be loaded: %s", api->why);
-    } else if ((cubin = dl_disk_find(key, &bytes))) {
-        op->source = 2;
-        dl_memory_keep(key, cubin, bytes);
-    } else if ((status = dl_jit_compile(h, api, source, arch, &cubin, &bytes)) == DLSCAN_SUCCESS) {
+    void *cubin = dl_memory_find(key, &bytes);
+    op->source = cubin ? 1 : 2;
+    if (!cubin && api->library)
+        cubin = dl_disk_find(key, &bytes);
+    error = cubin ? dl_jit_load(op, cubin, device) : cudaErrorInvalidKernelImage;
+    if (error != cudaSuccess && op->source != 1) {
+        free(cubin);
+        cubin = NULL;
+        dlscan_status status = api->library ? dl_jit_compile(h, api, source, arch, &cubin, &bytes)
+                                            : dl_fail(h, DLSCAN_ERROR_NO_COMPILER, "NVRTC could not be loaded: %s",
+                                                      api->why);
+        if (status != DLSCAN_SUCCESS) {
+            free(source);
+            return status;
+        }
         op->source = 0;
-        dl_memory_keep(key, cubin, bytes);
-        dl_disk_keep(key, cubin, bytes);
+        if ((error = dl_jit_load(op, cubin, device)) == cudaSuccess)
+            dl_disk_keep(key, cubin, bytes);
     }
     free(source);
-    if (status != DLSCAN_SUCCESS)
-        return status;
-
-    static const char *const names[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
-                                         "dl_user_scan_persistent_left_fold"};
-    cudaLibrary_t library = NULL;
-    cudaKernel_t kernels[4] = {NULL, NULL, NULL, NULL};
-    error = cudaLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0);
-    for (int k = 0; k < 4 && error == cudaSuccess; ++k)
-        error = cudaLibraryGetKernel(&kernels[k], library, names[k]);
-    /* the persistent kernels' ring of stages, in dynamic shared memory */
-    for (int k = 2; k < 4 && error == cudaSuccess; ++k)
-        error = cudaKernelSetAttributeForDevice(kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                (int)dl_user_ring_bytes(op), device);
-    if (error != cudaSuccess) {
-        if (library)
-            cudaLibraryUnload(library);
-        free(cubin);
-        return dl_fail(h, DLSCAN_ERROR_CUDA, "loading the operator's compiled code: %s", cudaGetErrorString(error));
-    }
+    if (error == cudaSuccess && op->source != 1)
+        dl_memory_keep(key, cubin, bytes);
     free(cubin);
+    if (error != cudaSuccess)
+        return dl_fail(h, DLSCAN_ERROR_CUDA, "loading the operator's compiled code: %s", cudaGetErrorString(error));
     op->device = device;
-    op->library = library;
-    for (int k = 0; k < 4; ++k)
-        op->kernels[k] = (const void *)kernels[k];
     op->milliseconds = dl_now_ms() - start;
     return DLSCAN_SUCCESS;
 }
