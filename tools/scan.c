@@ -6,9 +6,10 @@
  *
  * Files larger than a chunk (by default 256 MiB of the wider type on a GPU, 64 MiB on the
  * CPU; --chunk-items sets it) stream through chunk by chunk, and the library carries the
- * prefix on the device: one value of the output type, `carry` (device memory for a GPU
- * handle, host memory for a CPU handle), is each chunk's d_total, and every chunk but the
- * first reads its init from it (d_init = d_total = carry):
+ * prefix on the device: one value of the output type (--op prod and logsumexp: the user
+ * operator's state, dlscan.h), `carry` (device memory for a GPU handle, host memory for a CPU
+ * handle), is each chunk's d_total, and every chunk but the first reads its init from it
+ * (d_init = d_total = carry):
  *
  *     out[0..n-1] = scan(in[0..n-1]; init = carry)
  *     carry       = carry op in[0] op ... op in[n-1]
