@@ -38,9 +38,12 @@
 
 #include "cuda_check.h"
 #include "dlscan.h"
+#include "scan_check.h"
 #include "stats.h"
 #include "timing.h"
 #include "variants.h"
+
+int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 
 enum {
     COPY_12,        /* floor of the float32 recurrence: 6 bytes an item copied */
@@ -91,14 +94,6 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
                    : (int)cudaErrorUnknown;
     }
     return (int)cudaErrorInvalidValue;
-}
-
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static const char sum_source[] =
@@ -190,8 +185,8 @@ int main(int argc, char **argv)
         return 1;
     uint64_t rng = 12345;
     for (size_t i = 0; i < largest; ++i) {
-        a[i] = 0.5f + (float)(next(&rng) >> 40) * 0x1p-25f;
-        b[i] = (float)(next(&rng) >> 40) * 0x1p-23f - 1.0f;
+        a[i] = 0.5f + (float)(test_random(&rng) >> 40) * 0x1p-25f;
+        b[i] = (float)(test_random(&rng) >> 40) * 0x1p-23f - 1.0f;
     }
 
     bench_timer timer;

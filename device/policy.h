@@ -106,6 +106,9 @@
 #define DL_USER_ITEMS(state_bytes) ((state_bytes) <= 4 ? 32 : (state_bytes) <= 8 ? 16 : (state_bytes) <= 16 ? 8 : 4)
 #define DL_USER_BLOCKS_PER_SM 2
 #define DL_USER_RING_THREADS (DL_USER_THREADS + 64) /* + a producer and a reducer warp */
+/* A persistent block's stage: a tile's items of both inputs (in2_bytes 0: one input). */
+#define DL_USER_STAGE(state_bytes, in_bytes, in2_bytes)                                            \
+    (DL_USER_THREADS * DL_USER_ITEMS(state_bytes) * ((in_bytes) + (in2_bytes)))
 #define DL_USER_STAGES_MOST 4
 #define DL_USER_OTHER_BYTES (16 * 1024) /* a block's own: the warps' scratch for the transposed
                                            warp scan (up to 11 KB), the look-back's variables, the

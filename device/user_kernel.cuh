@@ -322,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
 /* ---------------------------------------------------------------- persistent (sm_90) */
 
 /* A stage: a tile's items of the first input, then of the second. */
-#define DL_USER_STAGE_BYTES (DL_USER_TILE * (DL_USER_IN_BYTES + DL_USER_IN2_BYTES))
+#define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES)
 
 template <bool LEFT_FOLD>
 struct dl_user_shared : dl_user_block_shared<

@@ -212,6 +212,36 @@ static dlscan_status dl_check_segment_buffers(dlscan_handle_t h, const dlscan_sc
     return h->backend->check_range(h, a->d_offsets, offset_bytes, "d_offsets");
 }
 
+/* d_init and d_total, where set: one value of `value` bytes each (an out_type value, or a user
+ * operator's state), aligned to `alignment`, in memory the backend scans; d_init not inside d_out,
+ * d_total inside none of d_in, d_in2 (in2_bytes > 0), d_out and d_init (which it may equal). The
+ * inputs' and output's bytes are n's: 0 for n == 0, when only the total is written. */
+static dlscan_status dl_check_init_total(dlscan_handle_t h, const dlscan_scan_args *a, size_t value,
+                                         size_t alignment, size_t in_bytes, size_t in2_bytes, size_t bytes)
+{
+    dlscan_status status;
+    const int items = a->n > 0;
+    if (a->d_init) {
+        if ((status = dl_check_buffer(h, a->d_init, alignment, value, "d_init")) != DLSCAN_SUCCESS)
+            return status;
+        if (items && dl_ranges_overlap(a->d_init, value, a->d_out, bytes))
+            return dl_overlap(h, "d_init", a->d_init, value, "d_out", a->d_out, bytes);
+    }
+    if (!a->d_total)
+        return DLSCAN_SUCCESS;
+    if ((status = dl_check_buffer(h, a->d_total, alignment, value, "d_total")) != DLSCAN_SUCCESS)
+        return status;
+    if (items && dl_ranges_overlap(a->d_total, value, a->d_in, in_bytes))
+        return dl_overlap(h, "d_total", a->d_total, value, "d_in", a->d_in, in_bytes);
+    if (items && in2_bytes && dl_ranges_overlap(a->d_total, value, a->d_in2, in2_bytes))
+        return dl_overlap(h, "d_total", a->d_total, value, "d_in2", a->d_in2, in2_bytes);
+    if (items && dl_ranges_overlap(a->d_total, value, a->d_out, bytes))
+        return dl_overlap(h, "d_total", a->d_total, value, "d_out", a->d_out, bytes);
+    if (a->d_init && a->d_init != a->d_total && dl_ranges_overlap(a->d_total, value, a->d_init, value))
+        return dl_overlap(h, "d_total", a->d_total, value, "d_init", a->d_init, value);
+    return DLSCAN_SUCCESS;
+}
+
 /* The largest power of two that divides `bytes`, at most 16: the alignment an item of that size
  * must have (a user operator's, whose type dlscan does not know). */
 static size_t dl_item_alignment(size_t bytes)
@@ -247,10 +277,11 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
                        "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
     if (!op->in2_bytes && a->d_in2)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set, and this operator reads one input");
-    const size_t n = a->n, state = op->state_bytes;
-    const size_t tile = h->backend->device_memory ? (size_t)DL_USER_THREADS * DL_USER_ITEMS(state) : 65536;
+    /* (a GPU scan's tiles; a CPU handle folds a user operator in one run, without tiles) */
+    const size_t n = a->n, state = op->state_bytes, tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(state);
     const size_t widest = op->in_bytes > op->out_bytes ? op->in_bytes : op->out_bytes;
-    if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) || n / tile >= DL_MAX_TILES)
+    if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) ||
+        (h->backend->device_memory && n / tile >= DL_MAX_TILES))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
     const size_t in_bytes = n * op->in_bytes, in2_bytes = n * op->in2_bytes, bytes = n * op->out_bytes;
     dlscan_status status;
@@ -264,24 +295,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         if ((status = dl_check_buffers(h, buffers, op->in2_bytes ? 3 : 2)) != DLSCAN_SUCCESS)
             return status;
     }
-    if (a->d_init) {
-        if ((status = dl_check_buffer(h, a->d_init, 4, state, "d_init")) != DLSCAN_SUCCESS)
-            return status;
-        if (n > 0 && dl_ranges_overlap(a->d_init, state, a->d_out, bytes))
-            return dl_overlap(h, "d_init", a->d_init, state, "d_out", a->d_out, bytes);
-    }
-    if (a->d_total) {
-        if ((status = dl_check_buffer(h, a->d_total, 4, state, "d_total")) != DLSCAN_SUCCESS)
-            return status;
-        if (n > 0 && dl_ranges_overlap(a->d_total, state, a->d_in, in_bytes))
-            return dl_overlap(h, "d_total", a->d_total, state, "d_in", a->d_in, in_bytes);
-        if (n > 0 && op->in2_bytes && dl_ranges_overlap(a->d_total, state, a->d_in2, in2_bytes))
-            return dl_overlap(h, "d_total", a->d_total, state, "d_in2", a->d_in2, in2_bytes);
-        if (n > 0 && dl_ranges_overlap(a->d_total, state, a->d_out, bytes))
-            return dl_overlap(h, "d_total", a->d_total, state, "d_out", a->d_out, bytes);
-        if (a->d_init && a->d_init != a->d_total && dl_ranges_overlap(a->d_total, state, a->d_init, state))
-            return dl_overlap(h, "d_total", a->d_total, state, "d_init", a->d_init, state);
-    }
+    if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS)
+        return status;
     dl_scan_request r = {
         .in = a->d_in,
         .out = a->d_out,
@@ -374,23 +389,8 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int
     }
     if (segmented && (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
         return status;
-    if (a->d_init) {
-        if ((status = dl_check_buffer(h, a->d_init, size, size, "d_init")) != DLSCAN_SUCCESS)
-            return status;
-        if (n > 0 && dl_ranges_overlap(a->d_init, size, a->d_out, bytes))
-            return dl_overlap(h, "d_init", a->d_init, size, "d_out", a->d_out, bytes);
-    }
-    if (a->d_total) {
-        if ((status = dl_check_buffer(h, a->d_total, size, size, "d_total")) != DLSCAN_SUCCESS)
-            return status;
-        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_in, in_bytes))
-            return dl_overlap(h, "d_total", a->d_total, size, "d_in", a->d_in, in_bytes);
-        if (n > 0 && dl_ranges_overlap(a->d_total, size, a->d_out, bytes))
-            return dl_overlap(h, "d_total", a->d_total, size, "d_out", a->d_out, bytes);
-        if (a->d_init && a->d_init != a->d_total &&
-            dl_ranges_overlap(a->d_total, size, a->d_init, size))
-            return dl_overlap(h, "d_total", a->d_total, size, "d_init", a->d_init, size);
-    }
+    if ((status = dl_check_init_total(h, a, size, size, in_bytes, 0, bytes)) != DLSCAN_SUCCESS)
+        return status;
     if (a->d_totals) {
         const size_t totals = a->n / a->axis_length, total_bytes = totals * size;
         /* The overlaps before the allocation's bounds: totals inside d_in are an overlap

@@ -253,15 +253,10 @@ static void dl_disk_keep(const char *key, const void *cubin, size_t bytes)
     remove(temporary);
 }
 
-/* The persistent kernel's ring (device/user_kernel.cuh): a stage holds a tile of both inputs. */
-static size_t dl_user_stage_bytes(const struct dlscan_operator *op)
-{
-    return (size_t)DL_USER_THREADS * DL_USER_ITEMS(op->state_bytes) * (op->in_bytes + op->in2_bytes);
-}
-
+/* The persistent kernel's ring of stages (policy.h; device/user_kernel.cuh), in bytes. */
 static size_t dl_user_ring_bytes(const struct dlscan_operator *op)
 {
-    const size_t stage = dl_user_stage_bytes(op);
+    const size_t stage = DL_USER_STAGE(op->state_bytes, op->in_bytes, op->in2_bytes);
     return (size_t)DL_USER_STAGES(stage) * stage;
 }
 

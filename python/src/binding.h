@@ -141,6 +141,10 @@ int dlpy_call_stream(dlpy_place *place, PyObject *like, uintptr_t producer, int 
  * stream other than the call's), without blocking the host. */
 int dlpy_wait_for(const dlpy_place *place, uintptr_t producer, const char *func);
 
+/* The dimension that axis= names among ndim (a 0-d array counts as one), in *d (scan.c). TypeError
+ * for no integer; numpy.exceptions.AxisError for one out of range. */
+int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);
+
 /* Sets DLSCAN_OPTION_DETERMINISTIC where it differs from the handle's value. */
 int dlpy_set_deterministic(dlscan_handle_t h, int deterministic, const char *func);
 

@@ -64,8 +64,8 @@ static dlscan_operator_t dlpy_builtin(dlscan_handle_t h, int which, int kind, co
  * out=), starting from the state `initial` (two numbers: a recurrence's (1, h0), logsumexp's
  * (x0, 1)), or the identity where has_initial is 0. a: a recurrence's scalar a, or NULL. */
 static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const double *a, int has_initial,
-                                   double initial_first, double initial_second, PyObject *out, int exclusive,
-                                   int deterministic, PyObject *stream, const char *func)
+                                   double initial_first, double initial_second, PyObject *axis, PyObject *out,
+                                   int exclusive, int deterministic, PyObject *stream, const char *func)
 {
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream};
     dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY;
@@ -73,6 +73,16 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
     int previous_device = -1;
     if (dlpy_array_take_nd(&in, x, func, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", &place, 1, 0) < 0)
         return NULL;
+    /* axis=: None, or the only dimension (user operators scan no axis yet: x flattened) */
+    int d;
+    if (axis != Py_None && dlpy_axis(axis, in.ndim, func, &d) < 0)
+        goto done;
+    if (axis != Py_None && in.ndim > 1) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "dlscan.%s: axis=%R on an array of %d dimensions: user operators scan no axis yet; "
+                     "pass axis=None (x flattened) or a one-dimensional array", func, axis, in.ndim);
+        goto done;
+    }
     const int kind = in.kind;
     const int real = kind == DLSCAN_FLOAT32 || kind == DLSCAN_FLOAT64;
     if (!real && !(which == DLSCAN_BUILTIN_PRODUCT && (kind == DLSCAN_INT32 || kind == DLSCAN_UINT32 ||
@@ -141,24 +151,6 @@ done:
     return returned;
 }
 
-/* axis=: None or the only dimension (the scans with user operators run over x flattened). */
-static int dlpy_flat_axis(PyObject *axis, PyObject *x, const char *func)
-{
-    if (axis == Py_None)
-        return 0;
-    PyObject *shape = PyObject_GetAttrString(x, "shape");
-    const Py_ssize_t ndim = shape ? PyObject_Length(shape) : -1;
-    Py_XDECREF(shape);
-    PyErr_Clear();
-    long value = PyLong_Check(axis) ? PyLong_AsLong(axis) : 99;
-    if (ndim == 1 && (value == 0 || value == -1))
-        return 0;
-    PyErr_Format(PyExc_NotImplementedError,
-                 "dlscan.%s: axis=%R on an array of %zd dimensions: user operators scan no axis yet; "
-                 "pass axis=None (x flattened) or a one-dimensional array", func, axis, ndim);
-    return -1;
-}
-
 PyObject *dlpy_linear_recurrence(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -169,17 +161,15 @@ PyObject *dlpy_linear_recurrence(PyObject *self, PyObject *args, PyObject *kwarg
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$dOOppO:linear_recurrence", keywords, &a, &b, &initial,
                                      &axis, &out, &exclusive, &deterministic, &stream))
         return NULL;
-    if (dlpy_flat_axis(axis, b, "linear_recurrence") < 0)
-        return NULL;
     if (PyFloat_Check(a) || PyLong_Check(a)) { /* one a for every item: the scan reads b alone */
         const double scalar = PyFloat_AsDouble(a);
         if (scalar == -1.0 && PyErr_Occurred())
             return NULL;
-        return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, b, NULL, &scalar, 1, 1.0, initial, out,
+        return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, b, NULL, &scalar, 1, 1.0, initial, axis, out,
                                  exclusive, deterministic, stream, "linear_recurrence");
     }
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, a, b, NULL, 1, 1.0, initial, out, exclusive,
-                             deterministic, stream, "linear_recurrence");
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, a, b, NULL, 1, 1.0, initial, axis, out,
+                             exclusive, deterministic, stream, "linear_recurrence");
 }
 
 PyObject *dlpy_cumprod(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -189,10 +179,9 @@ PyObject *dlpy_cumprod(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *x, *axis = Py_None, *out = Py_None, *stream = Py_None;
     int deterministic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpO:cumprod", keywords, &x, &axis, &out, &deterministic,
-                                     &stream) ||
-        dlpy_flat_axis(axis, x, "cumprod") < 0)
+                                     &stream))
         return NULL;
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_PRODUCT, x, NULL, NULL, 0, 0, 0, out, 0, deterministic, stream,
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_PRODUCT, x, NULL, NULL, 0, 0, 0, axis, out, 0, deterministic, stream,
                              "cumprod");
 }
 
@@ -203,9 +192,8 @@ PyObject *dlpy_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *x, *axis = Py_None, *out = Py_None, *stream = Py_None;
     int deterministic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpO:logcumsumexp", keywords, &x, &axis, &out,
-                                     &deterministic, &stream) ||
-        dlpy_flat_axis(axis, x, "logcumsumexp") < 0)
+                                     &deterministic, &stream))
         return NULL;
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_LOGSUMEXP, x, NULL, NULL, 0, 0, 0, out, 0, deterministic, stream,
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_LOGSUMEXP, x, NULL, NULL, 0, 0, 0, axis, out, 0, deterministic, stream,
                              "logcumsumexp");
 }

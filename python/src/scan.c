@@ -50,7 +50,7 @@ static int dlpy_one_item(dlpy_array *a, PyObject *object, int kind, const char *
 /* The dimension that axis= names among ndim (a 0-d array counts as one dimension, as NumPy
  * counts it), in *d. TypeError for no integer; numpy.exceptions.AxisError (a ValueError and an
  * IndexError; dlscan/__init__.py's _axis_error) for one out of range. */
-static int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d)
+int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d)
 {
     if (PyBool_Check(axis)) {
         PyErr_Format(PyExc_TypeError, "dlscan.%s: axis must be an integer or None, not bool",
