@@ -39,6 +39,12 @@ typedef struct dl_scan_params {
     uint32_t persistent_from;    /* a persistent kernel runs for more tiles than this */
     int dependent_launch;        /* 1: launch as a programmatic dependent of the stream's
                                     previous kernel (tile.cuh, dl_grid_dependency) */
+    /* Long rows (a scan along an axis of stride 1, scan_kernel.cu's chains): n / row_length
+     * scans of row_length items, each row its own chain of row_tiles tiles, from the seed; init
+     * and total unused. row_length 0: one scan of n items. */
+    uint64_t row_length;
+    uint32_t row_tiles;
+    void *totals;                /* each row's total (n / row_length values), or NULL */
 } dl_scan_params;
 
 /* A scan with a user operator (src/jit.c; device/user_kernel.cuh, compiled at run time): the

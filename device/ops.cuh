@@ -246,6 +246,14 @@ template <typename OUT, typename T> __device__ __forceinline__ OUT dl_narrow(T x
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* Whether two types are one: the launchers' test for a pair scanned into its own type. */
+template <typename A, typename B> struct dl_same {
+    static constexpr bool value = false;
+};
+template <typename A> struct dl_same<A, A> {
+    static constexpr bool value = true;
+};
+
 /*
  * The build's subset: meson's only_types and only_ops (meson_options.txt) as bitmasks over
  * dlscan_type and dlscan_op (bit 1 << DLSCAN_INT32, ...), defined only where an option is

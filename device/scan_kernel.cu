@@ -27,6 +27,12 @@
  *   dl_scan_few_tiles_kernel is the same with a looser register bound, for the few tiles
  *   that the persistent kernel leaves to it (sm_90).
  *
+ * Long rows (a scan along an axis of stride 1 whose rows are at least a segmented tile, of a
+ * type scanned into itself: gpu_backend.c, dl_gpu_long_rows) run on the persistent kernel with
+ * ROWS: each row is a chain of tiles of its own, the look-back's tile 0 at the row's first
+ * (dl_tile_place), so a row costs a plain scan's work, where the segmented tile pays for its
+ * heads on every item.
+ *
  * The tile is tile.cuh's, the look-back lookback.cuh's, the ring of stages ring.cuh's; the
  * settled constants are in policy.h.
  */
@@ -39,9 +45,41 @@
 #include "ring.cuh"
 #include "tile.cuh"
 
+/* ---------------------------------------------------------------- where a tile lies */
+
+/* A tile's place: its items, from `base` up to the next tile's or `end` (the bound of its loads
+ * and stores), its index in its chain of tiles (`link`: the look-back's tile, 0 for the chain's
+ * first, which starts from the seed) with the chain's descriptors, and where the chain's total
+ * goes (NULL: nowhere). A plain scan is one chain of every tile, its total d_total. Along long
+ * rows (ROWS) each row of p.row_length items is a chain of its own of p.row_tiles tiles, the
+ * last of them partial where the tile does not divide the row, and its total goes to
+ * p.totals[row]: a row takes the plain scan's work, without the segmented tile's. */
+struct dl_tile_place {
+    uint64_t base;
+    uint64_t end;
+    uint32_t link;
+    dl_word *descriptors;
+    void *total;
+};
+
+template <typename T, typename OUT, bool ROWS>
+__device__ __forceinline__ dl_tile_place dl_scan_place(const dl_scan_params &p, uint32_t tile)
+{
+    using S = dl_scan_shape<T>;
+    if constexpr (ROWS) {
+        const uint32_t row = tile / p.row_tiles, link = tile - row * p.row_tiles;
+        const uint64_t first = (uint64_t)row * p.row_length;
+        return {first + (uint64_t)link * S::tile_items, first + p.row_length, link,
+                p.descriptors + (uint64_t)(tile - link) * dl_pieces<T>::words,
+                p.totals ? static_cast<OUT *>(p.totals) + row : nullptr};
+    } else {
+        return {(uint64_t)tile * S::tile_items, p.n, tile, p.descriptors, p.total};
+    }
+}
+
 /* ---------------------------------------------------------------- one tile */
 
-/* Scans this thread's rows v of tile `tile` (already loaded) and stores them. Every thread
+/* Scans this thread's rows v of the tile at `at` (already loaded) and stores them. Every thread
  * working the tile calls it. The rows' prefixes come from one warp scan per row or, with
  * TRANSPOSED (the persistent kernel; 64-bit tiles in dl_scan_few_tiles_kernel), from the
  * transposed warp scan (warp.cuh) in this warp's `warp_scratch`. With `is_published`, the
@@ -53,7 +91,7 @@
 template <typename T, typename OUT, typename Op, bool VECTOR_ACCESS, bool LEFT_FOLD, bool SPECIALIZED,
           bool TRANSPOSED, typename SHARED>
 __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_probe &probe, SHARED &sh,
-                                             uint32_t tile, uint32_t epoch, T seed,
+                                             const dl_tile_place &at, uint32_t epoch, T seed,
                                              T (&v)[dl_scan_shape<T>::rows][dl_scan_shape<T>::vec],
                                              T *warp_scratch, bool is_published, T published)
 {
@@ -71,7 +109,7 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
     if constexpr (SPECIALIZED) {
         if (!is_published) {
             published = dl_tile_publish_aggregate<T, Op, S::rows, S::warps, true>(
-                sh.warp_totals, lane_sum, tile, epoch, seed, p.descriptors, probe);
+                sh.warp_totals, lane_sum, at.link, epoch, seed, at.descriptors, probe);
             is_published = true;
         }
     }
@@ -84,22 +122,21 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
          * for P twice as often (bench/NOTES.md, "Look-back windows"). */
         constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_PERSISTENT_SLOTS_PER_LANE : DL_SLOTS_PER_LANE;
         const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, S::warps, SPECIALIZED, slots>(
-            sh, warp_total, tile, epoch, seed, p.descriptors, probe, is_published, published);
+            sh, warp_total, at.link, epoch, seed, at.descriptors, probe, is_published, published);
 #pragma unroll
         for (int r = 0; r < S::rows; ++r)
             row_prefix[r] = Op()(running, row_prefix[r]);
     } else {
         dl_tile_prefixes<T, Op, LEFT_FOLD, S::rows, S::warps, SPECIALIZED>(
-            sh, lane_sum, row_prefix, tile, epoch, seed, p.descriptors, probe, is_published,
+            sh, lane_sum, row_prefix, at.link, epoch, seed, at.descriptors, probe, is_published,
             published);
     }
 
-    /* The total: the last tile's row that holds item n - 1, scanned through (items past n
-     * are the identity). */
-    const uint64_t tile_base = (uint64_t)tile * S::tile_items;
-    const bool has_total = p.total && tile_base + S::tile_items >= p.n;
+    /* The total: the chain's last tile's row that holds its last item, scanned through (items
+     * past the end are the identity). */
+    const bool has_total = at.total && at.base + S::tile_items >= at.end;
     const uint64_t first_of_lane =
-        tile_base + (uint64_t)(threadIdx.x / 32) * S::items_per_warp + (uint64_t)(threadIdx.x % 32) * S::vec;
+        at.base + (uint64_t)(threadIdx.x / 32) * S::items_per_warp + (uint64_t)(threadIdx.x % 32) * S::vec;
 #pragma unroll
     for (int r = 0; r < S::rows; ++r) {
         T prefix = row_prefix[r];
@@ -114,16 +151,16 @@ __device__ __forceinline__ void dl_scan_tile(const dl_scan_params &p, const dl_p
                 v[r][e] = prefix;
             }
         }
-        if (has_total && p.n - 1 - (first_of_lane + r * 32 * S::vec) < (uint64_t)S::vec)
-            *static_cast<OUT *>(p.total) = dl_narrow<OUT>(prefix);
+        if (has_total && at.end - 1 - (first_of_lane + r * 32 * S::vec) < (uint64_t)S::vec)
+            *static_cast<OUT *>(at.total) = dl_narrow<OUT>(prefix);
     }
     /* The persistent kernel stores whole tiles without bound checks (dl_store_tile). The
      * one-block kernels keep the per-row checks, which ran faster for them (bench/NOTES.md,
      * "Loads, stores and cache hints"). */
     if constexpr (SPECIALIZED)
-        dl_store_tile<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), tile_base, p.n, v);
+        dl_store_tile<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), at.base, at.end, v);
     else
-        dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), tile_base, p.n, v);
+        dl_store_tile_rows<T, VECTOR_ACCESS>(static_cast<OUT *>(p.out), at.base, at.end, v);
 }
 
 /* The scan's seed: the init in device memory (p.init, read for tile 0 only: no other tile
@@ -159,14 +196,14 @@ __device__ __forceinline__ void dl_scan_block(const dl_scan_params &p)
     dl_grid_dependency();
     uint32_t tile, epoch;
     dl_tile_take(p.control, probe, sh, &tile, &epoch);
+    const dl_tile_place at = dl_scan_place<T, OUT, false>(p, tile);
     T v[S::rows][S::vec];
-    dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const IN *>(p.in), (uint64_t)tile * S::tile_items,
-                                       p.n, v);
+    dl_load_tile<T, Op, VECTOR_ACCESS>(static_cast<const IN *>(p.in), at.base, at.end, v);
     T *scratch = nullptr;
     if constexpr (TRANSPOSED)
         scratch = sh.scratch[threadIdx.x / 32];
     dl_scan_tile<T, OUT, Op, VECTOR_ACCESS, LEFT_FOLD, false, TRANSPOSED>(
-        p, probe, sh, tile, epoch, dl_scan_seed<T, OUT>(p, tile), v, scratch, false, Op::identity());
+        p, probe, sh, at, epoch, dl_scan_seed<T, OUT>(p, tile), v, scratch, false, Op::identity());
     dl_epoch_finish(p.control, epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 }
 
@@ -208,18 +245,23 @@ template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_blo
 }
 
 /* Its launch bound's minimum of blocks per SM: none (1) where two blocks fit as the registers
- * fall (bench/NOTES.md, "Persistent kernel and the ring"), three for the narrow items. */
-template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_min_blocks()
+ * fall (bench/NOTES.md, "Persistent kernel and the ring"), three for the narrow items. Along
+ * rows, always its blocks per SM: ptxas gave the float32 sum 122 registers (one block an SM),
+ * which ran rows of 4096 items at 0.68 of a copy, int32 at 0.97 with 96 (bench/NOTES.md,
+ * "Scans along an axis"). */
+template <typename IN, typename T, bool ROWS> __host__ __device__ constexpr int dl_scan_min_blocks()
 {
-    return dl_scan_blocks_per_sm<IN, T>() == DL_SCAN_BLOCKS_PER_SM ? 1 : dl_scan_blocks_per_sm<IN, T>();
+    constexpr int blocks = dl_scan_blocks_per_sm<IN, T>();
+    return blocks == DL_SCAN_BLOCKS_PER_SM && !ROWS ? 1 : blocks;
 }
 
 /* The scan's stage fill: one bulk copy of the tile's items. Tile 0's also brings an init from
  * device memory into `seed`, read while the copy is under way: the stage's phase completes
  * only with the arrival after it is written, which hands it to the reducer and the compute
  * warps with the stage. (A read by each block at its start, before its roles began, cost every
- * chained call about a microsecond.) */
-template <typename IN, typename T, typename OUT> struct dl_scan_fill {
+ * chained call about a microsecond.) Along rows a row's partial last tile is staged too: its
+ * items are whole 16-byte vectors (the host's rule for long rows). */
+template <typename IN, typename T, typename OUT, bool ROWS> struct dl_scan_fill {
     static constexpr bool warp_wide = false;
     const dl_scan_params &p;
     unsigned char *stages;
@@ -228,7 +270,15 @@ template <typename IN, typename T, typename OUT> struct dl_scan_fill {
     {
         using S = dl_scan_shape<T>;
         constexpr int bytes = dl_scan_stage_bytes<IN, T>();
-        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const dl_tile_place at = dl_scan_place<T, OUT, ROWS>(p, tile);
+        const uint64_t base = at.base;
+        if constexpr (ROWS) {
+            const uint64_t items = at.end - base < (uint64_t)S::tile_items ? at.end - base : S::tile_items;
+            const uint32_t staged = (uint32_t)(items * sizeof(IN));
+            dl_bulk_expect(full, staged);
+            dl_bulk_copy<true>(stages + s * bytes, static_cast<const IN *>(p.in) + base, staged, full);
+            return true;
+        }
         const bool reads_init = tile == 0 && p.init;
         if (base + S::tile_items > p.n) { /* the partial last tile: from global memory */
             if (reads_init)
@@ -272,10 +322,10 @@ template <bool LEFT_FOLD> __device__ __forceinline__ bool dl_first_tile_by_compu
 
 /* Reducer (one warp): reduces each tile as it lands, in a fixed order (each lane folds its
  * 16-byte vectors into DL_SCAN_REDUCE_CHAINS x vec accumulators, then those in turn, then an
- * order-keeping tree over the lanes), and publishes the aggregate at once: successors can fold
- * it while this tile still waits for its block's compute warps. A first tile that the compute
- * warps take alone it only passes on. */
-template <typename IN, typename T, typename Op, bool LEFT_FOLD, typename SHARED>
+ * order-keeping tree over the lanes; a row's partial last tile, vec accumulators), and publishes
+ * the aggregate at once: successors can fold it while this tile still waits for its block's
+ * compute warps. A first tile that the compute warps take alone it only passes on. */
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD, bool ROWS, typename SHARED>
 __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, const dl_probe &probe,
                                                      SHARED &sh, const unsigned char *stages,
                                                      uint32_t tiles, T seed)
@@ -294,9 +344,10 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
                 return;
             continue;
         }
-        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const dl_tile_place at = dl_scan_place<T, OUT, ROWS>(p, tile);
+        const uint64_t base = at.base;
         T acc = Op::identity();
-        if (base + S::tile_items <= p.n) {
+        if (base + S::tile_items <= at.end) {
             /* CHAINS x vec independent accumulators: the chain of dependent operations is
              * vectors / (32 CHAINS) long instead of tile_items / 32 (bench/NOTES.md, "Reducer
              * chains"). A vector of narrower items than T folds item k into accumulator
@@ -328,6 +379,24 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
 #pragma unroll
                 for (int e = 0; e < S::vec; ++e)
                     acc = Op()(acc, chain[c][e]);
+        } else if constexpr (ROWS) {
+            const uint4 *staged = reinterpret_cast<const uint4 *>(stages + s * stage_bytes);
+            const int vectors = (int)((at.end - base) * sizeof(IN) / 16);
+            constexpr int per_vector = 16 / (int)sizeof(IN);
+            T chain[S::vec];
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                chain[e] = Op::identity();
+            for (int j = lane; j < vectors; j += 32) {
+                dl_row_items<IN, per_vector> u;
+                u.raw = staged[j];
+#pragma unroll
+                for (int k = 0; k < per_vector; ++k)
+                    chain[k % S::vec] = Op()(chain[k % S::vec], dl_widen<T>(u.item[k]));
+            }
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                acc = Op()(acc, chain[e]);
         } else {
             const IN *in = static_cast<const IN *>(p.in) + base;
             const uint64_t count = p.n - base;
@@ -339,7 +408,7 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
         const T aggregate = dl_warp_reduce<T, Op>(acc);
         const T tile_seed = dl_stage_seed(p, sh, tile, seed); /* every lane: a shuffle */
         if (lane == 0) {
-            dl_publish_aggregate<T, Op>(p.descriptors, tile, sh.epoch, tile_seed, aggregate, probe);
+            dl_publish_aggregate<T, Op>(at.descriptors, at.link, sh.epoch, tile_seed, aggregate, probe);
             sh.stage_aggregate[s] = aggregate;
             dl_mbar_arrive(&sh.reduced[s]);
         }
@@ -349,8 +418,9 @@ __device__ __forceinline__ void dl_persistent_reduce(const dl_scan_params &p, co
 /* Compute warps: take each reduced stage in ring order into registers, free it, and scan the
  * tile (look-back by warp 0, inclusive prefix on the reducer's aggregate, stores). A first
  * tile of their own (dl_first_tile_by_compute) they take as soon as it lands, and publish its
- * aggregate themselves. */
-template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD, typename SHARED>
+ * aggregate themselves. A row's partial last tile is read from its stage up to the row's end,
+ * the identity past it. */
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD, bool ROWS, typename SHARED>
 __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, const dl_probe &probe,
                                                       SHARED &sh, const unsigned char *stages,
                                                       uint32_t tiles, T seed)
@@ -369,20 +439,28 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, c
             return;
         const T aggregate = reduced ? dl_stage_header(sh.stage_aggregate[s]) : Op::identity();
         const uint32_t epoch = sh.epoch;
-        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const dl_tile_place at = dl_scan_place<T, OUT, ROWS>(p, tile);
         T v[S::rows][S::vec];
-        if (base + S::tile_items <= p.n) {
+        if (ROWS || at.base + S::tile_items <= at.end) {
             const auto *staged = reinterpret_cast<const typename U::raw_type *>(stages + s * stage_bytes);
+            const uint64_t count = at.end - at.base;
 #pragma unroll
             for (int r = 0; r < S::rows; ++r) {
+                const int vector = (warp * S::rows + r) * 32 + lane;
                 U u;
-                u.raw = staged[(warp * S::rows + r) * 32 + lane];
+                if (!ROWS || (uint64_t)vector * S::vec < count) {
+                    u.raw = staged[vector];
 #pragma unroll
-                for (int e = 0; e < S::vec; ++e)
-                    v[r][e] = dl_widen<T>(u.item[e]);
+                    for (int e = 0; e < S::vec; ++e)
+                        v[r][e] = dl_widen<T>(u.item[e]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < S::vec; ++e)
+                        v[r][e] = Op::identity();
+                }
             }
         } else {
-            dl_load_tile<T, Op, true>(static_cast<const IN *>(p.in), base, p.n, v);
+            dl_load_tile<T, Op, true>(static_cast<const IN *>(p.in), at.base, at.end, v);
         }
         /* The reducer is done with the stage: it read the first tile's header, and no more. */
         if (!reduced)
@@ -391,7 +469,7 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, c
         if (lane == 0)
             dl_mbar_arrive(&sh.empty[s]);
         dl_scan_tile<T, OUT, Op, true, LEFT_FOLD, true, true>(
-            p, probe, sh, tile, epoch, dl_stage_seed(p, sh, tile, seed), v, sh.scratch[warp], reduced,
+            p, probe, sh, at, epoch, dl_stage_seed(p, sh, tile, seed), v, sh.scratch[warp], reduced,
             aggregate);
     }
 }
@@ -411,8 +489,8 @@ template <typename IN, typename T, bool LEFT_FOLD>
 using dl_scan_shared_for =
     dl_scan_shared<T, LEFT_FOLD, dl_scan_stage_bytes<IN, T>(), dl_scan_blocks_per_sm<IN, T>()>;
 
-template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD>
-__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks<IN, T>())
+template <typename IN, typename T, typename OUT, typename Op, bool LEFT_FOLD, bool ROWS>
+__global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks<IN, T, ROWS>())
     dl_scan_persistent_kernel(const dl_scan_params p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -429,11 +507,12 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks
     dl_grid_dependency();
     const T seed = dl_value_from_bits<T>(p.seed_bits);
     if (warp == S::warps)
-        dl_persistent_produce(p.control, probe, sh, tiles, dl_scan_fill<IN, T, OUT>{p, stages, &sh.seed});
+        dl_persistent_produce(p.control, probe, sh, tiles,
+                              dl_scan_fill<IN, T, OUT, ROWS>{p, stages, &sh.seed});
     else if (warp == S::warps + 1)
-        dl_persistent_reduce<IN, T, Op, LEFT_FOLD>(p, probe, sh, stages, tiles, seed);
+        dl_persistent_reduce<IN, T, OUT, Op, LEFT_FOLD, ROWS>(p, probe, sh, stages, tiles, seed);
     else
-        dl_persistent_compute<IN, T, OUT, Op, LEFT_FOLD>(p, probe, sh, stages, tiles, seed);
+        dl_persistent_compute<IN, T, OUT, Op, LEFT_FOLD, ROWS>(p, probe, sh, stages, tiles, seed);
     __syncthreads();
     dl_epoch_finish(p.control, sh.epoch, sh.ticket_base, p.descriptors, p.descriptor_words);
 #endif
@@ -453,18 +532,27 @@ struct dl_scan_launcher {
         const uint32_t tiles = p->tiles;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
+        const uint64_t grid =
+            (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * dl_scan_blocks_per_sm<IN, T>();
+        const uint64_t blocks = tiles < grid ? tiles : grid;
+        const size_t stage_bytes =
+            (size_t)dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
+        /* Long rows: the host sends only what the persistent kernel takes (gpu_backend.c,
+         * dl_gpu_long_rows). */
+        if (p->row_length) {
+            if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value)
+                return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters, true>
+                                      : dl_scan_persistent_kernel<IN, T, OUT, Op, false, true>,
+                                 *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
+                                 p->dependent_launch, stream);
+            return (int)cudaErrorInvalidValue;
+        }
         /* Persistent from the policy row's count of tiles (policy.h, dl_policy). */
-        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_from) {
-            const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM *
-                                  dl_scan_blocks_per_sm<IN, T>();
-            const uint64_t blocks = tiles < grid ? tiles : grid;
-            const size_t stage_bytes =
-                (size_t)dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
-            return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters>
-                                  : dl_scan_persistent_kernel<IN, T, OUT, Op, false>,
+        if (vector && p->persistent_blocks > 0 && tiles > p->persistent_from)
+            return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters, false>
+                                  : dl_scan_persistent_kernel<IN, T, OUT, Op, false, false>,
                              *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
                              p->dependent_launch, stream);
-        }
         if (vector && p->persistent_blocks > 0)
             return dl_launch(fold ? dl_scan_few_tiles_kernel<IN, T, OUT, Op, fold_matters>
                                   : dl_scan_few_tiles_kernel<IN, T, OUT, Op, false>,

@@ -1,8 +1,9 @@
 /*
  * segment_kernel.cu: segmented scans, by key or over segment offsets, and scans along rows (an
- * axis of stride 1: a segment every row_length items, its heads computed from the index), in one
- * kernel launch, on the scan's tile, look-back and ring, with protocol.h's rule for segments
- * ("Segments"). Along rows, the thread holding a row's last item stores the row's total.
+ * axis of stride 1: a segment every row_length items, its heads computed from the index; long
+ * rows the plain scan's kernel takes, scan_kernel.cu), in one kernel launch, on the scan's
+ * tile, look-back and ring, with protocol.h's rule for segments ("Segments"). Along rows, the
+ * thread holding a row's last item stores the row's total.
  *
  * A tile works as a plain scan's (scan_kernel.cu) with the segmented operator (ops.cuh,
  * dl_segmented) inside the block: each thread marks which of its items start a segment (its
@@ -875,13 +876,6 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
 }
 
 /* ---------------------------------------------------------------- launcher */
-
-template <typename A, typename B> struct dl_same {
-    static constexpr bool value = false;
-};
-template <typename A> struct dl_same<A, A> {
-    static constexpr bool value = true;
-};
 
 /* The persistent kernel for segments BY, tree or left fold. */
 template <typename T, typename BY, typename Op>

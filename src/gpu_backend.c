@@ -238,10 +238,30 @@ static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t lengt
     return shape;
 }
 
+/* The tiles a row takes where the plain scan's persistent kernel takes the call's rows (each
+ * row a chain of its own: device/scan_kernel.cu, dl_tile_place), or 0 where the segmented
+ * kernels do. It takes rows of at least a segmented tile, of a type scanned into itself, whose
+ * rows are whole 16-byte vectors at 16-byte aligned pointers, where the persistent kernel runs
+ * for the call: its tiles then number no more than the segmented tiles the call reserved
+ * descriptors for. */
+static uint32_t dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r)
+{
+    const size_t size = dl_type_size(r->type), length = r->axis_length;
+    if (!r->out || r->custom || r->axis_stride != 1 || r->in_type != r->type || r->acc_type != r->type ||
+        length < dl_gpu_segment_tile_items(h, r->type) || length * size % 16 != 0 ||
+        ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 || !dl_gpu_persistent_blocks(h))
+        return 0;
+    const size_t row_tiles = dl_tiles(length, dl_gpu_tile_items(h, r->type));
+    const size_t tiles = r->n / length * row_tiles;
+    const size_t from = dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from);
+    return tiles <= r->tiles && tiles > from ? (uint32_t)row_tiles : 0;
+}
+
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
-    /* Rows (an axis of stride 1) are segments whose heads the kernel computes. */
+    /* Rows (an axis of stride 1) are segments whose heads the kernel computes, or, long ones,
+     * chains of the plain scan's tiles (dl_gpu_long_rows). */
     const int rows = r->axis_length && r->axis_stride == 1, columns = r->axis_length && !rows;
     const int segmented = r->keys || r->offsets || rows;
     if (r->n == 0 && (segmented || columns)) /* nothing to write; the offsets' values are the
@@ -277,6 +297,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
+    uint32_t long_rows;
     if (r->custom && r->custom->device != s->device) {
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "args->custom was made for device %d, and this handle scans on device %d",
@@ -303,6 +324,13 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
             .totals = r->totals,
         };
         error = dl_gpu_axis_launch(&axis, r->in_type, r->type, r->op, r->stream);
+    } else if (rows && (long_rows = dl_gpu_long_rows(h, r)) != 0) {
+        dl_scan_params chains = params;
+        chains.tiles = (uint32_t)(r->n / r->axis_length * long_rows);
+        chains.row_length = r->axis_length;
+        chains.row_tiles = long_rows;
+        chains.totals = r->totals;
+        error = dl_gpu_scan_launch(&chains, r->in_type, r->type, r->op, h->deterministic, r->stream);
     } else if (segmented) {
         const dl_segment_params segment = {
             .scan = params,

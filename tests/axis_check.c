@@ -123,9 +123,10 @@ static int check_scan(const axis_case *c, size_t row_tile, const axis_data *d, s
     }
     pair_case scan = *p;
     scan.n = length;
-    /* Rows: as segments of the segmented scan's tiles. Columns: one addition per item. */
+    /* Rows: as segments of the segmented scan's tiles, or as scans of their own on tiles twice
+     * as large (a GPU's long rows: two more steps of its tree). Columns: one addition per item. */
     const size_t tile = stride == 1 ? row_tile : length > row_tile ? length : row_tile;
-    const size_t extra_steps = stride == 1 ? o * length % row_tile : 0;
+    const size_t extra_steps = stride == 1 ? o * length % row_tile + 2 : 0;
     const void *total = p->with_total ? (const char *)d->totals + (o * stride + j) * size : NULL;
     char detail[256];
     if (scan_check_pair_output(&scan, tile, extra_steps, in,
@@ -185,6 +186,9 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
         {200, 3, 1},       {40, 31, 0},      {3, tile - 1, 1}, {1, tile, 0},
         {4, tile, 1},      {5, tile + 1, 0}, {7, unit + 1, 1}, {3, 2 * tile + 1, 0},
         {2, 33 * tile + 1, 1},
+        /* rows of whole 16-byte vectors from a tile on: on a GPU, chains of the plain scan's
+         * tiles, one tile, a partial last one, many; 300 rows take its persistent kernel */
+        {3, 2 * tile, 1},  {5, 3 * tile + 4, 0}, {2, 33 * tile + 8, 1}, {300, tile + 4, 0},
         {1 + test_random(rng) % 8, 1 + test_random(rng) % (3 * tile), 1}};
     int count = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)

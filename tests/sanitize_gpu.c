@@ -6,16 +6,16 @@
  * single process: every 32- and 64-bit type and operator and every compaction call, one
  * dlscan_scan chain (uint8 into int32, d_init == d_total), segmented scans (float64 by keys and
  * by offsets in every layout, uint8 keys over several pairs), min and max with NaN (every float
- * pair, segmented and by key), scans along an axis (float64 and uint8 into int32, rows and
- * columns), reductions and scans across three ranks (threads), user operators compiled at run
- * time (operator_check.c), then bad input (segmented: with offsets that break the caller's
- * promise too). DLSCAN_SANITIZE_ONLY=operators runs the user operators' step and their refusals
- * alone. Built twice: sanitize_gpu on the release
- * library, with the default choice of kernel (few tiles one block each, more persistent) and
- * one block per tile; sanitize_probe on the testing build (DLSCAN_TESTING), with the persistent
- * kernels forced at any size and pauses inside tiles (compaction, int64 segmented scans, axis
- * scans). Sizes
- * up to DLSCAN_TEST_MAX_N (default 2^18). Prints TAP; exits non-zero on any failure.
+ * pair, segmented and by key), scans along an axis (int32, float64 and uint8 into int32, rows
+ * and columns), reductions and scans across three ranks (threads), user operators compiled at
+ * run time (operator_check.c), then bad input (segmented: with offsets that break the caller's
+ * promise too). DLSCAN_SANITIZE_ONLY=operators runs the user operators' step and their
+ * refusals alone, DLSCAN_SANITIZE_ONLY=axis the steps of scans along an axis. Built twice:
+ * sanitize_gpu on the release library, with the default choice of kernel (few tiles one block
+ * each, more persistent) and one block per tile; sanitize_probe on the testing build
+ * (DLSCAN_TESTING), with the persistent kernels forced at any size and pauses inside tiles
+ * (compaction, int64 segmented scans, axis scans). Sizes up to DLSCAN_TEST_MAX_N (default
+ * 2^18). Prints TAP; exits non-zero on any failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +42,23 @@ static void user_operators(dlscan_handle_t h, const test_memory *m, size_t max_n
     operator_check_chain(h, m, rng);
     printf("%s %d - user operators\n", test_expect_failures == before ? "ok" : "not ok", ++*step);
     fflush(stdout);
+}
+
+/* Scans along an axis, a step for each choice of kernel: rows (long rows the plain scan's
+ * kernels, shorter ones the segmented kernels) and columns (the column kernel). */
+static void axis_steps(dlscan_handle_t h, const test_memory *m, const int *choices,
+                       const char *const *kernels, int count, size_t max_n, uint64_t *rng, int *step)
+{
+    for (int k = 0; k < count; ++k) {
+        CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
+        const int before = test_expect_failures;
+        axis_check_every_output(h, m, DLSCAN_INT32, max_n, rng);
+        axis_check_every_output(h, m, DLSCAN_FLOAT64, max_n, rng);
+        axis_check_every_output(h, m, DLSCAN_UINT8, max_n, rng);
+        printf("%s %d - scans along an axis, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
+               ++*step, kernels[k]);
+        fflush(stdout);
+    }
 }
 
 int main(void)
@@ -77,6 +94,13 @@ int main(void)
         const int before = test_expect_failures;
         operator_check_refusals(h, &m);
         printf("%s %d - user operators' refusals\n", test_expect_failures == before ? "ok" : "not ok", ++step);
+        CUDA_OK(cudaStreamDestroy(stream));
+        dlscan_destroy(h);
+        return test_expect_failures ? 1 : 0;
+    }
+    if (only && strcmp(only, "axis") == 0) {
+        printf("TAP version 13\n1..%d\n", count);
+        axis_steps(h, &m, choices, kernels, count, max_n, &rng, &step);
         CUDA_OK(cudaStreamDestroy(stream));
         dlscan_destroy(h);
         return test_expect_failures ? 1 : 0;
@@ -117,16 +141,7 @@ int main(void)
                ++step, kernels[k]);
         fflush(stdout);
     }
-    /* Scans along an axis: rows (the segmented kernels) and columns (the column kernel). */
-    for (int k = 0; k < count; ++k) {
-        CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");
-        const int before = test_expect_failures;
-        axis_check_every_output(h, &m, DLSCAN_FLOAT64, max_n, &rng);
-        axis_check_every_output(h, &m, DLSCAN_UINT8, max_n, &rng);
-        printf("%s %d - scans along an axis, %s kernels\n", test_expect_failures == before ? "ok" : "not ok",
-               ++step, kernels[k]);
-        fflush(stdout);
-    }
+    axis_steps(h, &m, choices, kernels, count, max_n, &rng, &step);
     /* Min and max with NaN: every float pair, segmented and by key. */
     for (int k = 0; k < count; ++k) {
         CHECK(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, choices[k]) == DLSCAN_SUCCESS, "option");

@@ -695,8 +695,9 @@ Test(gpu, segmented_bad_input_is_refused_and_writes_nothing, .timeout = 180)
 
 /* Every output type of each input type, every operator, inclusive and exclusive, with and
  * without init and d_totals, in place: rows around the segmented tile (the segmented kernels,
- * heads from the index) and columns of strides 2 to 257 and more around the column tile (the
- * column kernel, narrow and wide), up to 2^22 items. */
+ * heads from the index; long rows of a type into itself, the plain scan's persistent kernel)
+ * and columns of strides 2 to 257 and more around the column tile (the column kernel, narrow
+ * and wide), up to 2^22 items. */
 ParameterizedTestParameters(gpu, axis_every_pair_and_operator)
 {
     return EVERY_SCAN_TYPE;
