@@ -1,8 +1,8 @@
 /*
  * bench_axis.c: scans along an axis (dlscan_scan's axis_length, axis_stride and d_totals), the
  * rows of [B, L] arrays and the columns of [N, M] arrays, against their floor; the rows also
- * over offsets (dlscan's way to scan rows before the axis) and with CUB's segmented scan; side
- * by side in one run.
+ * over offsets (dlscan's way to scan rows before the axis) and with CUB's two ways (its segmented
+ * scan, its scan by key); side by side in one run.
  *
  *   bench_axis [--quick] [--types float32,int32] [--op sum|min|max] [--exclusive] [--log 26]
  *              [--repeats 5] [--csv FILE] [--markdown FILE]
@@ -33,8 +33,11 @@
  *                   num_segments = B);
  *   cub             rows only: cub::DeviceSegmentedScan (CUB 3.3 and newer: bench_cub_segmented_scan
  *                   in cub.cu) over the same offsets, begin d_offsets and end d_offsets + 1; CUB
- *                   gives each segment one block. Where the CUB built lacks it, "-".
- * The offsets (size_t) are made and uploaded once per shape, before its timing. Method
+ *                   gives each segment one block. Where the CUB built lacks it, "-";
+ *   cub-by-key      rows only, inclusive only: cub::DeviceScan::InclusiveSumByKey (min, max:
+ *                   InclusiveScanByKey; bench_cub_scan_by_key in cub.cu) with each item's row as
+ *                   its int32 key, the keys n x 4 more bytes read (not timed: made on the host).
+ * The offsets (size_t) and keys are made and uploaded once per shape, before its timing. Method
  * (timing.c, as bench.c's): the variants are warmed up (3 calls), then timed back to back
  * between CUDA events in batches of about 4 ms, the variants' batches alternating round by
  * round; the median of --repeats batches gives the time per call. Reported: us per call, the
@@ -82,8 +85,8 @@ int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 #define GUARD_BYTES 64   /* poisoned bytes past d_out and d_totals, checked after each guard call */
 #define GATHER_WIDTH 64  /* columns gathered at a time for the reference */
 
-enum variant { FLOOR, AXIS, OFFSETS, CUB, VARIANTS };
-static const char *const variant_names[VARIANTS] = {"memcpy", "dlscan", "dlscan-offsets", "cub"};
+enum variant { FLOOR, AXIS, OFFSETS, CUB, CUB_KEYS, VARIANTS };
+static const char *const variant_names[VARIANTS] = {"memcpy", "dlscan", "dlscan-offsets", "cub", "cub-by-key"};
 static const char *const op_names[] = {"sum", "min", "max"};
 static const char *const layout_names[] = {"rows", "columns"};
 
@@ -260,6 +263,7 @@ typedef struct shape_calls {
     void *d_out;
     void *d_totals;           /* dlscan along the axis: NULL in the timed calls, set in the guard's */
     const size_t *d_offsets;  /* rows: the B + 1 offsets 0, L, ..., B x L */
+    const int32_t *d_keys;    /* rows: each item's row */
     size_t length, stride, scans;
     void *cub_temp;
     size_t cub_temp_bytes;
@@ -276,6 +280,11 @@ static int run_variant(const void *context, int v, size_t n, cudaStream_t stream
         size_t bytes = c->cub_temp_bytes;
         return bench_cub_segmented_scan(c->type, o->op, o->exclusive, c->cub_temp, &bytes, c->d_in,
                                         c->d_out, c->d_offsets, c->d_offsets + 1, c->scans, stream);
+    }
+    if (v == CUB_KEYS) {
+        size_t bytes = c->cub_temp_bytes;
+        return bench_cub_scan_by_key(DLSCAN_INT32, c->type, o->op, c->cub_temp, &bytes, c->d_keys, c->d_in,
+                                     c->d_out, n, stream);
     }
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
     a.d_in = c->d_in, a.in_type = c->type;
@@ -371,7 +380,7 @@ static int check_reference(const options *o, const row *r, const host_data *d, c
 }
 
 /* The guard, after the shape's timing: dlscan along the axis with d_totals (d_totals_buffer),
- * then the offsets variant and CUB, each into a poisoned d_out (see the top of the file).
+ * then the offsets variant and CUB's two, each into a poisoned d_out (see the top of the file).
  * Returns how many outputs were wrong or failed to run. */
 static int check_shape(const shape_calls *c, void *d_totals_buffer, row *r, const host_data *d,
                        cudaStream_t stream)
@@ -440,8 +449,8 @@ static void print_console_header(const options *o, dlscan_type type)
     char operation[64];
     printf("\n%s, %s along an axis: us per call (fraction of the floor), median of %d\n",
            test_type_name(type), operation_name(o, operation, sizeof operation), o->repeats);
-    printf("%-7s %-18s %10s %-3s %9s %16s %16s %16s %10s %9s\n", "layout", "shape", "n", "L2", "memcpy",
-           "dlscan", "dlscan-offsets", "cub", "dl / offs", "dl / cub");
+    printf("%-7s %-18s %10s %-3s %9s %16s %16s %16s %16s %10s %9s %9s\n", "layout", "shape", "n", "L2",
+           "memcpy", "dlscan", "dlscan-offsets", "cub", "cub-by-key", "dl / offs", "dl / cub", "dl / key");
 }
 
 static void print_console_row(const row *r)
@@ -456,7 +465,7 @@ static void print_console_row(const row *r)
             printf(" %9.2f", r->us[v]);
         else
             printf(" %8.2f (%5.3f)", r->us[v], r->valid[FLOOR] ? r->us[FLOOR] / r->us[v] : NAN);
-    for (int v = OFFSETS; v <= CUB; ++v)
+    for (int v = OFFSETS; v <= CUB_KEYS; ++v)
         if (r->valid[AXIS] && r->valid[v])
             printf(" %*.3f", v == OFFSETS ? 10 : 9, r->us[v] / r->us[AXIS]);
         else
@@ -519,10 +528,12 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
                "descriptor per column of each tile. Offsets: the rows as dlscan's segmented scan over "
                "the offsets 0, L, ..., B x L (num_segments = B), the way before the axis. CUB: "
                "cub::DeviceSegmentedScan::%s over the same offsets, one block per segment (CUB %s%s). "
-               "Rows of 32000 items: B = 2^%d / 32000 rounded down, n = B x L.\n"
+               "CUB by key: cub::DeviceScan's inclusive scan by key with each item's row as its int32 "
+               "key (inclusive scans only). Rows of 32000 items: B = 2^%d / 32000 rounded down, n = B x L.\n"
                "us per call (back-to-back calls, median of %d batches); / floor: the floor's time over "
-               "the variant's; GB/s: the floor's bytes over dlscan's time; dlscan / offsets and "
-               "dlscan / CUB: their time over dlscan's along the axis (the ratio of calls per second). "
+               "the variant's; GB/s: the floor's bytes over dlscan's time; dlscan / offsets, dlscan / CUB "
+               "and dlscan / by key: their time over dlscan's along the axis (the ratio of calls per "
+               "second). "
                "Checked once per shape: each variant's output against the sequential reference "
                "(integers exactly; float sums within a first-order bound that grows with the scan's "
                "length), and dlscan's d_totals.\n",
@@ -531,9 +542,9 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
     for (int t = 0; t < o->type_count; ++t) {
         fprintf(f, "\n### %s\n\n", test_type_name(o->types[t]));
         fprintf(f, "| layout | shape | n | memcpy us | dlscan us | dlscan / floor | dlscan GB/s | "
-                   "offsets us | offsets / floor | CUB us | CUB / floor | dlscan / offsets | "
-                   "dlscan / CUB |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                   "offsets us | offsets / floor | CUB us | CUB / floor | CUB by key us | "
+                   "by key / floor | dlscan / offsets | dlscan / CUB | dlscan / by key |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < count; ++i) {
             const row *r = &rows[i];
             if (r->type != o->types[t])
@@ -552,8 +563,11 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
             print_ratio(f, r, FLOOR, OFFSETS);
             print_us(f, r, CUB);
             print_ratio(f, r, FLOOR, CUB);
+            print_us(f, r, CUB_KEYS);
+            print_ratio(f, r, FLOOR, CUB_KEYS);
             print_ratio(f, r, OFFSETS, AXIS);
             print_ratio(f, r, CUB, AXIS);
+            print_ratio(f, r, CUB_KEYS, AXIS);
             fprintf(f, "\n");
         }
     }
@@ -575,13 +589,13 @@ static void largest_counts(const options *o, size_t total, size_t *scans, size_t
 }
 
 /* The device's bytes for a run over `total` items of `size` bytes: input, output and totals
- * (with their guards), the offsets, and a margin for dlscan's and CUB's own storage. */
+ * (with their guards), the offsets, the keys, and a margin for dlscan's and CUB's own storage. */
 static size_t device_bytes(const options *o, size_t total, size_t size)
 {
     size_t scans, offsets;
     largest_counts(o, total, &scans, &offsets);
-    return 2 * total * size + scans * size + 2 * GUARD_BYTES + offsets * sizeof(size_t) + total / 8 +
-           ((size_t)256 << 20);
+    return 2 * total * size + scans * size + 2 * GUARD_BYTES + offsets * sizeof(size_t) +
+           total * sizeof(int32_t) + total / 8 + ((size_t)256 << 20);
 }
 
 static int run(const options *o, const struct cudaDeviceProp *prop, const bench_timer *t)
@@ -634,15 +648,17 @@ static int run(const options *o, const struct cudaDeviceProp *prop, const bench_
     host_data d = {values, malloc(total * size + GUARD_BYTES), malloc(max_scans * size + GUARD_BYTES),
                    malloc(total * size + GUARD_BYTES), malloc(total * size), malloc(total * size)};
     size_t *offsets = malloc(max_offsets * sizeof *offsets);
-    if (!values || !d.first || !d.totals || !d.other || !d.in_columns || !d.out_columns || !offsets) {
+    int32_t *keys = malloc(total * sizeof *keys);
+    if (!values || !d.first || !d.totals || !d.other || !d.in_columns || !d.out_columns || !offsets || !keys) {
         fprintf(stderr, "bench_axis: host allocation failed\n");
         return 1;
     }
-    void *d_in, *d_out, *d_totals, *d_offsets, *cub_temp = NULL;
+    void *d_in, *d_out, *d_totals, *d_offsets, *d_keys, *cub_temp = NULL;
     CUDA_CHECK(cudaMalloc(&d_in, total * size));
     CUDA_CHECK(cudaMalloc(&d_out, total * size + GUARD_BYTES));
     CUDA_CHECK(cudaMalloc(&d_totals, max_scans * size + GUARD_BYTES));
     CUDA_CHECK(cudaMalloc(&d_offsets, max_offsets * sizeof(size_t)));
+    CUDA_CHECK(cudaMalloc(&d_keys, total * sizeof(int32_t)));
     uint64_t rng = 0xa7150000u + (uint64_t)time(NULL);
 
     row *rows = calloc((size_t)MAX_TYPES * MAX_SHAPES, sizeof *rows);
@@ -670,7 +686,7 @@ static int run(const options *o, const struct cudaDeviceProp *prop, const bench_
             r->valid[FLOOR] = r->valid[AXIS] = 1;
             r->valid[OFFSETS] = !r->columns;
             shape_calls c = {.o = o, .type = type, .h = h, .d_in = d_in, .d_out = d_out,
-                             .d_offsets = d_offsets, .length = r->length, .stride = r->stride,
+                             .d_offsets = d_offsets, .d_keys = d_keys, .length = r->length, .stride = r->stride,
                              .scans = r->scans, .cub_temp = cub_temp, .cub_temp_bytes = cub_temp_bytes};
             if (!r->columns) {
                 /* The rows' offsets, and CUB's storage for them, before the timing. */
@@ -682,7 +698,18 @@ static int run(const options *o, const struct cudaDeviceProp *prop, const bench_
                 r->valid[CUB] = have_cub && bench_cub_segmented_scan(type, o->op, o->exclusive, NULL, &bytes,
                                                                      d_in, d_out, c.d_offsets, c.d_offsets + 1,
                                                                      r->scans, 0) == 0;
-                if (r->valid[CUB] && (bytes > cub_temp_bytes || !cub_temp)) {
+                /* The keys: each item's row. */
+                for (size_t b = 0; b < r->outer; ++b)
+                    for (size_t j = 0; j < r->length; ++j)
+                        keys[b * r->length + j] = (int32_t)b;
+                CUDA_CHECK(cudaMemcpy(d_keys, keys, r->n * sizeof(int32_t), cudaMemcpyHostToDevice));
+                size_t key_bytes = 0;
+                r->valid[CUB_KEYS] = !o->exclusive && r->outer <= INT32_MAX &&
+                                     bench_cub_scan_by_key(DLSCAN_INT32, type, o->op, NULL, &key_bytes, d_keys,
+                                                           d_in, d_out, r->n, 0) == 0;
+                (void)cudaGetLastError();
+                bytes = r->valid[CUB_KEYS] && key_bytes > bytes ? key_bytes : bytes;
+                if ((r->valid[CUB] || r->valid[CUB_KEYS]) && (bytes > cub_temp_bytes || !cub_temp)) {
                     cudaFree(cub_temp);
                     cub_temp_bytes = bytes > cub_temp_bytes ? bytes : cub_temp_bytes;
                     CUDA_CHECK(cudaMalloc(&cub_temp, cub_temp_bytes ? cub_temp_bytes : 1));
@@ -715,6 +742,7 @@ static int run(const options *o, const struct cudaDeviceProp *prop, const bench_
     cudaFree(d_out);
     cudaFree(d_totals);
     cudaFree(d_offsets);
+    cudaFree(d_keys);
     free(rows);
     free(values);
     free(d.first);
@@ -723,6 +751,7 @@ static int run(const options *o, const struct cudaDeviceProp *prop, const bench_
     free(d.in_columns);
     free(d.out_columns);
     free(offsets);
+    free(keys);
     if (failed)
         fprintf(stderr, "bench_axis: %d measurements or checks failed (see above)\n", failed);
     return failed ? 1 : 0;
