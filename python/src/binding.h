@@ -145,6 +145,16 @@ int dlpy_wait_for(const dlpy_place *place, uintptr_t producer, const char *func)
  * for no integer; numpy.exceptions.AxisError for one out of range. */
 int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);
 
+/* group= (scan.c): an mpi4py communicator or a torch.distributed process group as a
+ * dlscan_exchange whose context is *g (which must outlive the call). Returns 0, or -1 with a
+ * Python error set. */
+typedef struct dlpy_group {
+    PyObject *group;
+    int ranks;
+    int device_memory; /* 1: the group gathers device memory (torch.distributed) */
+} dlpy_group;
+int dlpy_group_exchange(PyObject *group, dlpy_group *g, dlscan_exchange *exchange);
+
 /* Sets DLSCAN_OPTION_DETERMINISTIC where it differs from the handle's value. */
 int dlpy_set_deterministic(dlscan_handle_t h, int deterministic, const char *func);
 

@@ -1,9 +1,10 @@
 /*
  * compact.c: select, unique, run_length_encode and reduce_by_key, each one dlscan compaction
- * call. Outputs are as long as the input; the count goes where the backend writes it: for
- * host arrays a size_t here, and the call returns the outputs cut to it; for CUDA arrays a
- * one-item int64 array on the device, returned with the full-length outputs, so that nothing
- * waits for the GPU.
+ * call (select with group=: dlscan_select_across over the group's ranks). Outputs are as long
+ * as the input; the count goes where the backend writes it: for host arrays a size_t here, and
+ * the call returns the outputs cut to it; for CUDA arrays a one-item int64 array on the
+ * device, returned with the full-length outputs, so that nothing waits for the GPU. A select
+ * across ranks returns its offset and the whole count the same way.
  */
 #include "binding.h" /* Python.h first, as Python asks */
 
@@ -42,6 +43,12 @@ static int dlpy_count_init(dlpy_count *c, PyObject *like, const char *func, dlpy
     return 0;
 }
 
+/* A count as the call returns it: an int for host arrays, else its device array. */
+static PyObject *dlpy_count_value(const dlpy_place *place, const dlpy_count *c)
+{
+    return place->device == DLPY_HOST ? PyLong_FromSize_t(c->host) : Py_NewRef(c->device.object);
+}
+
 /* The call's result: (outputs..., count), the outputs cut to the count for host arrays. */
 static PyObject *dlpy_compact_result(const dlpy_place *place, dlpy_count *c, dlpy_array *first,
                                      dlpy_array *second)
@@ -51,13 +58,29 @@ static PyObject *dlpy_compact_result(const dlpy_place *place, dlpy_count *c, dlp
     PyObject *b = !second ? NULL
                   : host  ? dlpy_head(second->object, c->host)
                           : Py_NewRef(second->object);
-    PyObject *count = host ? PyLong_FromSize_t(c->host) : Py_NewRef(c->device.object);
+    PyObject *count = dlpy_count_value(place, c);
     PyObject *result = NULL;
     if (a && count && (b || !second))
         result = second ? PyTuple_Pack(3, a, b, count) : PyTuple_Pack(2, a, count);
     Py_XDECREF(a);
     Py_XDECREF(b);
     Py_XDECREF(count);
+    return result;
+}
+
+/* A select across ranks' result: (selected, count, offset, total), selected cut to the count
+ * for host arrays. */
+static PyObject *dlpy_across_result(const dlpy_place *place, dlpy_count *c, dlpy_count *offset,
+                                    dlpy_count *total, dlpy_array *selected)
+{
+    PyObject *pair = dlpy_compact_result(place, c, selected, NULL);
+    PyObject *at = dlpy_count_value(place, offset), *all = dlpy_count_value(place, total);
+    PyObject *result = pair && at && all ? PyTuple_Pack(4, PyTuple_GET_ITEM(pair, 0),
+                                                        PyTuple_GET_ITEM(pair, 1), at, all)
+                                         : NULL;
+    Py_XDECREF(pair);
+    Py_XDECREF(at);
+    Py_XDECREF(all);
     return result;
 }
 
@@ -88,11 +111,11 @@ static int dlpy_predicate(PyObject *name, dlscan_predicate *predicate)
 PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *keywords[] = {"x", "flags", "predicate", "value", "out", "stream", NULL};
+    static char *keywords[] = {"x", "flags", "predicate", "value", "out", "stream", "group", NULL};
     PyObject *x, *flags_object = Py_None, *predicate_name = Py_None, *value = Py_None,
-                 *out = Py_None, *stream = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOO:select", keywords, &x, &flags_object,
-                                     &predicate_name, &value, &out, &stream))
+                 *out = Py_None, *stream = Py_None, *group = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOOO:select", keywords, &x, &flags_object,
+                                     &predicate_name, &value, &out, &stream, &group))
         return NULL;
     const char *func = "select";
     if ((flags_object == Py_None) == (predicate_name == Py_None)) {
@@ -116,7 +139,7 @@ PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs)
 
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream};
     dlpy_array in = DLPY_ARRAY_EMPTY, flags = DLPY_ARRAY_EMPTY, selected = DLPY_ARRAY_EMPTY;
-    dlpy_count count = {0, DLPY_ARRAY_EMPTY, NULL};
+    dlpy_count count = {0, DLPY_ARRAY_EMPTY, NULL}, offset = count, total = count;
     PyObject *returned = NULL;
     unsigned char operand[8];
     int previous_device = -1;
@@ -143,15 +166,26 @@ PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     if (dlpy_output(&selected, out == Py_None ? NULL : out, x, in.n, in.kind, func, "out",
                     &place) < 0 ||
-        dlpy_count_init(&count, x, func, &place) < 0)
+        dlpy_count_init(&count, x, func, &place) < 0 ||
+        (group != Py_None &&
+         (dlpy_count_init(&offset, x, func, &place) < 0 || dlpy_count_init(&total, x, func, &place) < 0)))
         goto done;
 
     dlscan_handle_t h = dlpy_handle(&place, func, &previous_device);
     if (!h)
         goto done;
     dlscan_status status;
+    dlpy_group g;
+    dlscan_exchange exchange;
+    if (group != Py_None && dlpy_group_exchange(group, &g, &exchange) < 0)
+        goto done;
     Py_BEGIN_ALLOW_THREADS
-    if (flags_object != Py_None)
+    if (group != Py_None)
+        status = dlscan_select_across(h, in.data, flags_object != Py_None ? flags.data : NULL, selected.data,
+                                      count.p, offset.p, total.p, in.n, dlpy_type(in.kind), predicate,
+                                      value == Py_None ? NULL : operand, &exchange,
+                                      (cudaStream_t)place.handle);
+    else if (flags_object != Py_None)
         status = dlscan_select_flagged(h, in.data, flags.data, selected.data, count.p, in.n,
                                        dlpy_type(in.kind), (cudaStream_t)place.handle);
     else
@@ -161,6 +195,8 @@ PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_END_ALLOW_THREADS
     if (status != DLSCAN_SUCCESS)
         dlpy_raise(h, status, func);
+    else if (group != Py_None)
+        returned = dlpy_across_result(&place, &count, &offset, &total, &selected);
     else
         returned = dlpy_compact_result(&place, &count, &selected, NULL);
 done:
@@ -169,6 +205,8 @@ done:
     dlpy_array_release(&flags);
     dlpy_array_release(&selected);
     dlpy_array_release(&count.device);
+    dlpy_array_release(&offset.device);
+    dlpy_array_release(&total.device);
     return returned;
 }
 

@@ -174,13 +174,17 @@ static PyMethodDef dlpy_methods[] = {
     {"cummax", (PyCFunction)(void (*)(void))dlpy_cummax, METH_VARARGS | METH_KEYWORDS,
      DLPY_SCAN_DOC("cummax", "maximum", "numpy.maximum.accumulate")},
     {"select", (PyCFunction)(void (*)(void))dlpy_select, METH_VARARGS | METH_KEYWORDS,
-     "select(x, flags=None, *, predicate=None, value=None, out=None, stream=None)\n--\n\n"
+     "select(x, flags=None, *, predicate=None, value=None, out=None, stream=None, group=None)\n--\n\n"
      "The items of x where flags (bool, int8 or uint8) is not 0, or where `x predicate value`\n"
      "holds (predicate: '<', '<=', '>', '>=', '==', '!=', or 'nonzero' without a value), in\n"
      "their order.\n\n"
+     "group: a select across ranks, as for cumsum: an mpi4py communicator or a torch.distributed\n"
+     "   process group; every rank calls with its slice x of one array and keeps its own items.\n\n"
      "Returns (selected, count). Host arrays: selected holds the count items, and count is an\n"
      "int. CUDA arrays: nothing waits for the GPU: selected has len(x) items of which the first\n"
-     "count are written, and count is a one-item int64 array on the device."},
+     "count are written, and count is a one-item int64 array on the device. With group:\n"
+     "(selected, count, offset, total), offset the count the ranks before this one kept (where\n"
+     "its items go in the whole selection) and total every rank's, as count is given."},
     {"unique", (PyCFunction)(void (*)(void))dlpy_unique, METH_VARARGS | METH_KEYWORDS,
      "unique(x, *, out=None, stream=None)\n--\n\n"
      "The first item of each run of equal items of x (consecutive duplicates removed; on\n"

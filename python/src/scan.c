@@ -111,16 +111,11 @@ static int dlpy_check_out_shape(const dlpy_array *in, const dlpy_array *out, int
     return -1;
 }
 
-/* A scan across ranks (group=): its exchange's all-gather calls dlscan/__init__.py's
- * _group_all_gather with the GIL held. An mpi4py communicator gathers host memory, so on a GPU
- * handle the values go through the host here (after the slice's reduction on `stream`); a
- * torch.distributed group gathers them where they are, on the call's stream. */
-typedef struct dlpy_group {
-    PyObject *group;
-    int ranks;
-    int device_memory; /* 1: the group gathers device memory (torch.distributed) */
-} dlpy_group;
-
+/* A call across ranks (group=; a scan here, a select in compact.c): its exchange's all-gather
+ * calls dlscan/__init__.py's _group_all_gather with the GIL held. An mpi4py communicator
+ * gathers host memory, so on a GPU handle the values go through the host here (after the
+ * slice's reduction on `stream`); a torch.distributed group gathers them where they are, on the
+ * call's stream. */
 static int dlpy_group_all_gather(void *context, const void *send, void *recv, size_t bytes, int on_device,
                                  cudaStream_t stream, char *why, size_t why_size)
 {
@@ -179,6 +174,19 @@ static int dlpy_group_all_gather(void *context, const void *send, void *recv, si
 #endif
     free(gathered);
     return failed;
+}
+
+int dlpy_group_exchange(PyObject *group, dlpy_group *g, dlscan_exchange *exchange)
+{
+    PyObject *ranks = PyObject_CallFunction(dlpy_group_ranks_helper, "O", group);
+    int rank = 0;
+    *g = (dlpy_group){.group = group};
+    const int parsed = ranks && PyArg_ParseTuple(ranks, "iii", &rank, &g->ranks, &g->device_memory);
+    Py_XDECREF(ranks);
+    if (!parsed)
+        return -1;
+    *exchange = (dlscan_exchange){rank, g->ranks, dlpy_group_all_gather, g, NULL};
+    return 0;
 }
 
 static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const char *func,
@@ -338,14 +346,10 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
     }
     dlscan_status status;
     if (group != Py_None) { /* across the group's ranks */
-        PyObject *ranks = PyObject_CallFunction(dlpy_group_ranks_helper, "O", group);
-        dlpy_group g = {.group = group};
-        int rank = 0;
-        const int parsed = ranks && PyArg_ParseTuple(ranks, "iii", &rank, &g.ranks, &g.device_memory);
-        Py_XDECREF(ranks);
-        if (!parsed)
+        dlpy_group g;
+        dlscan_exchange exchange;
+        if (dlpy_group_exchange(group, &g, &exchange) < 0)
             goto done;
-        const dlscan_exchange exchange = {rank, g.ranks, dlpy_group_all_gather, &g, NULL};
         Py_BEGIN_ALLOW_THREADS
         status = dlscan_scan_across(h, &a, &exchange, (cudaStream_t)place.handle);
         Py_END_ALLOW_THREADS

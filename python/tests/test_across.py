@@ -2,8 +2,9 @@
 whole array. Ranks are threads of this process joined by a communicator of this file's own that
 gathers as mpi4py's does (Get_rank, Get_size, Allgather of buffers), every type and operator,
 slices of uneven lengths, empty ones among them; then, where mpi4py and mpiexec are installed, the
-same through real MPI processes (mpiexec -n 3). The refusals: group with axis, keys or offsets,
-and a communicator whose all-gather fails."""
+same through real MPI processes (mpiexec -n 3). Selects across ranks (select with group=), by
+flags and by predicate, against numpy's selection of the whole array. The refusals: group with
+axis, keys or offsets, and a communicator whose all-gather fails."""
 
 import os
 import shutil
@@ -98,6 +99,42 @@ def test_across_threads_every_type_and_operator(ranks, dtype, op, exclusive):
             assert total == whole[-1]
 
 
+@pytest.mark.parametrize("ranks", [1, 2, 3, 5])
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("by", ["flags", "predicate"])
+def test_select_across_threads(ranks, dtype, by):
+    rng = np.random.default_rng()
+    x = random_array(rng, dtype, int(rng.integers(0, 3000)))
+    flags = rng.integers(0, 2, len(x)).astype(np.uint8)
+    value = np.sort(x)[len(x) // 2] if len(x) else 0
+    keep = flags != 0 if by == "flags" else x >= value
+    parts = split(np.arange(len(x)), rng, ranks)
+
+    def run(index, comm):
+        if by == "flags":
+            return dlscan.select(x[index], flags[index], group=comm)
+        return dlscan.select(x[index], predicate=">=", value=value, group=comm)
+
+    results = across_threads(parts, run)
+    np.testing.assert_array_equal(np.concatenate([r[0] for r in results]), x[keep])
+    before = 0
+    for index, (selected, count, offset, total) in zip(parts, results):
+        assert count == len(selected) == int(keep[index].sum())
+        assert offset == before and total == int(keep.sum())
+        before += count
+
+
+def test_select_across_refusals_and_a_failing_all_gather():
+    comm = ThreadComm({"ranks": 1}, 0)
+    with pytest.raises(TypeError, match="flags or predicate"):
+        dlscan.select(np.arange(4, dtype=np.int32), group=comm)
+    shared = {"ranks": 2, "values": [b"", b""], "barrier": threading.Barrier(1), "fail": True}
+    out = np.full(4, -1, np.int64)
+    with pytest.raises(dlscan.Error, match="on purpose"):
+        dlscan.select(np.arange(4, dtype=np.int64), predicate=">", value=1, out=out,
+                      group=ThreadComm(shared, 0))
+
+
 def test_group_refuses_axis_keys_offsets():
     comm = ThreadComm({"ranks": 1}, 0)
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
@@ -129,6 +166,9 @@ whole = np.concatenate([[5], 5 + np.cumsum(x)])
 start = 0 if rank == 0 else cuts[rank - 1]
 assert (out == whole[start:start + len(part)]).all(), rank
 assert total[0] == whole[-1]
+kept, count, offset, everyone = dlscan.select(part, predicate="<", value=0, group=comm)
+assert (kept == part[part < 0]).all() and count == len(kept), rank
+assert offset == (x[:start] < 0).sum() and everyone == (x < 0).sum(), rank
 """
 
 
