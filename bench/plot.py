@@ -10,6 +10,8 @@ panel with every call at the shape "half" (50% kept, runs of mean 2), then one p
 one color per shape. bench_across.c's (told apart by its gpus column): the strong scaling's speedup
 against one GPU beside the 2p/3 bound, the weak scaling's time beside the 1.5-pass bound, and the
 small slices' latency against items per GPU, beside NCCL's all-gather of one value.
+bench_axis.c's (told apart by its layout column): the fraction of the floor of every variant, rows
+[B, L] against L and columns [N, M] against M, one row of panels per type.
 
     python3 bench/plot.py results.csv plot.png
 """
@@ -202,6 +204,33 @@ def plot_across(rows):
     return fig, "Scans across GPUs over NCCL"
 
 
+def plot_axis(rows):
+    """bench_axis.c: floor time over each variant's time, rows against their length L and
+    columns against their width M (2^log items each), one row of panels per type."""
+    types = list(dict.fromkeys(r["type"] for r in rows))
+    fig, axes = plt.subplots(len(types), 2, figsize=(13, 4.8 * len(types)), squeeze=False)
+    styles = {"dlscan": STYLES["dlscan"], "dlscan-offsets": dict(color="tab:orange"),
+              "cub": STYLES["cub"], "cub-by-key": dict(color="tab:cyan", linestyle="-.")}
+    for line, type_name in zip(axes, types):
+        for ax, layout, x_name, x_label in ((line[0], "rows", "axis_length", "row length L ([B, L], B x L items)"),
+                                            (line[1], "columns", "axis_stride", "width M ([N, M], N x M items)")):
+            for variant, style in styles.items():
+                points = sorted((int(r[x_name]), float(r["fraction_of_floor"])) for r in rows
+                                if (r["type"], r["layout"], r["variant"]) == (type_name, layout, variant))
+                if points:
+                    ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=variant, **style)
+            ax.axhline(1.0, label="floor (memcpy of the items)", **STYLES["memcpy"])
+            ax.axhline(0.9, color="gray", linestyle=":", linewidth=1, label="0.9 of the floor")
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(0, 1.1)
+            ax.set_xlabel(x_label)
+            ax.set_ylabel("fraction of the floor (floor time / time)")
+            ax.set_title(f"{type_name} {layout}, inclusive {rows[0]['op']}")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8, loc="lower right")
+    return fig, "Scans along an axis against a copy"
+
+
 def plot_types(rows):
     """bench.c and the CPU sweep: items per second, per type, against n."""
     types = list(dict.fromkeys(r["type"] for r in rows))
@@ -231,6 +260,8 @@ def main():
     header, rows = read(sys.argv[1])
     if rows and "gpus" in rows[0]:
         fig, title = plot_across(rows)
+    elif rows and "layout" in rows[0]:
+        fig, title = plot_axis(rows)
     elif rows and "shape" in rows[0]:
         fig, title = plot_compact(rows)
     elif rows and "mode" in rows[0]:
