@@ -238,23 +238,28 @@ static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t lengt
     return shape;
 }
 
-/* The tiles a row takes where the plain scan's persistent kernel takes the call's rows (each
- * row a chain of its own: device/scan_kernel.cu, dl_tile_place), or 0 where the segmented
- * kernels do. It takes rows of at least a segmented tile, of a type scanned into itself, whose
- * rows are whole 16-byte vectors at 16-byte aligned pointers, where the persistent kernel runs
- * for the call: its tiles then number no more than the segmented tiles the call reserved
- * descriptors for. */
-static uint32_t dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r)
+/* A scan along rows (a request's axis of stride 1) on the plain scan's persistent kernel, each row
+ * a chain of its own (device/scan_kernel.cu, dl_tile_place): sets p's tiles and rows and returns
+ * 1, or returns 0 where the segmented kernels take the rows. It takes rows of at least a
+ * segmented tile, of a type scanned into itself, whose rows are whole 16-byte vectors at 16-byte
+ * aligned pointers, where the persistent kernel runs for the call: its tiles then number no more
+ * than the segmented tiles the call reserved descriptors for. */
+static int dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r, dl_scan_params *p)
 {
     const size_t size = dl_type_size(r->type), length = r->axis_length;
-    if (!r->out || r->custom || r->axis_stride != 1 || r->in_type != r->type || r->acc_type != r->type ||
-        length < dl_gpu_segment_tile_items(h, r->type) || length * size % 16 != 0 ||
-        ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 || !dl_gpu_persistent_blocks(h))
+    if (r->in_type != r->type || r->acc_type != r->type || length < dl_gpu_segment_tile_items(h, r->type) ||
+        length * size % 16 != 0 || ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 ||
+        !dl_gpu_persistent_blocks(h))
         return 0;
     const size_t row_tiles = dl_tiles(length, dl_gpu_tile_items(h, r->type));
     const size_t tiles = r->n / length * row_tiles;
-    const size_t from = dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from);
-    return tiles <= r->tiles && tiles > from ? (uint32_t)row_tiles : 0;
+    if (tiles > r->tiles || tiles <= dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from))
+        return 0;
+    p->tiles = (uint32_t)tiles;
+    p->row_length = length;
+    p->row_tiles = (uint32_t)row_tiles;
+    p->totals = r->totals;
+    return 1;
 }
 
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
@@ -297,7 +302,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
-    uint32_t long_rows;
+    dl_scan_params long_rows = params;
     if (r->custom && r->custom->device != s->device) {
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "args->custom was made for device %d, and this handle scans on device %d",
@@ -324,13 +329,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
             .totals = r->totals,
         };
         error = dl_gpu_axis_launch(&axis, r->in_type, r->type, r->op, r->stream);
-    } else if (rows && (long_rows = dl_gpu_long_rows(h, r)) != 0) {
-        dl_scan_params chains = params;
-        chains.tiles = (uint32_t)(r->n / r->axis_length * long_rows);
-        chains.row_length = r->axis_length;
-        chains.row_tiles = long_rows;
-        chains.totals = r->totals;
-        error = dl_gpu_scan_launch(&chains, r->in_type, r->type, r->op, h->deterministic, r->stream);
+    } else if (rows && dl_gpu_long_rows(h, r, &long_rows)) {
+        error = dl_gpu_scan_launch(&long_rows, r->in_type, r->type, r->op, h->deterministic, r->stream);
     } else if (segmented) {
         const dl_segment_params segment = {
             .scan = params,
