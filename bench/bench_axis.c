@@ -12,8 +12,8 @@
  *
  * The shapes, each of about 2^log items (--log, 26 by default, at most 30; lowered to what the
  * GPU's free memory holds):
- *   rows [B, L]     L = 16, 64, 256, 1024, 4096, 32000, 131072, 2^20 and 2^log (one row),
- *                   B = 2^log / L rounded down, n = B x L (32000 at 2^26: 2097 rows, n =
+ *   rows [B, L]     L = 16, 64, 256, 1000, 1024, 4096, 32000, 131072, 2^20 and 2^log (one
+ *                   row), B = 2^log / L rounded down, n = B x L (32000 at 2^26: 2097 rows, n =
  *                   67104000); a length of 2^log or more before the one row is left out;
  *   columns [N, M]  M = 2, 16, 256, 4096, 65536, N = 2^log / M; left out where N < 2.
  *
@@ -22,11 +22,12 @@
  *                   A single-pass scan reads each item once and writes it once, n x (in size +
  *                   out size) bytes, which is what the copy of n x size bytes reads and writes;
  *   dlscan          dlscan_scan along the axis, default handle options, no d_totals in the
- *                   timed calls. Rows: axis_length = L, axis_stride = 1, served by the plain
- *                   scan's persistent kernel, each row a chain of its own tiles, where L is at
- *                   least a segmented tile and rows are whole 16-byte vectors (float32 and
- *                   int32: L >= 4096, a multiple of 4), else by the segmented scan's kernels
- *                   with each segment's head computed from the index. Columns:
+ *                   timed calls. Rows: axis_length = L, axis_stride = 1, served by the short
+ *                   rows' kernel, each tile on its own, where L is a power of two of at most a
+ *                   segmented tile (float32 and int32: 4096 items); by the plain scan's
+ *                   persistent kernel, each row a chain of its own tiles, where L is longer and
+ *                   rows are whole 16-byte vectors (a multiple of 4); else by the segmented
+ *                   scan's kernels with each segment's head computed from the index. Columns:
  *                   axis_length = N, axis_stride = M, served by the column kernel
  *                   (device/axis_kernel.cu), a look-back descriptor per column of each tile;
  *   dlscan-offsets  rows only: dlscan_scan over offsets 0, L, 2L, ..., B x L (d_offsets,
@@ -92,7 +93,7 @@ static const char *const layout_names[] = {"rows", "columns"};
 
 /* The shapes of the full run and of --quick: rows by L (0: one row of all the items), columns
  * by M. */
-static const size_t row_lengths[] = {16, 64, 256, 1024, 4096, 32000, 131072, (size_t)1 << 20, 0};
+static const size_t row_lengths[] = {16, 64, 256, 1000, 1024, 4096, 32000, 131072, (size_t)1 << 20, 0};
 static const size_t quick_row_lengths[] = {16, 1024, 32000, 0};
 static const size_t column_widths[] = {2, 16, 256, 4096, 65536};
 static const size_t quick_column_widths[] = {2, 256, 65536};
@@ -481,8 +482,9 @@ static void print_csv_header(FILE *csv, const options *o, const char *provenance
             "# variant memcpy: cudaMemcpyAsync device to device of the n items, d_in to d_out: the floor "
             "(a single-pass scan reads each item once and writes it once, n x (in + out size) bytes)\n"
             "# variant dlscan: dlscan_scan along the axis; rows [B, L]: axis_length = L, axis_stride = 1, "
-            "rows of at least a segmented tile (float32 and int32: 4096 items) the plain scan's persistent "
-            "kernel, each row a chain of tiles of its own, shorter rows the segmented scan's kernels with "
+            "rows of a power of two up to a segmented tile (float32 and int32: 4096 items) the short rows' "
+            "kernel, each tile on its own, longer rows of whole 16-byte vectors the plain scan's persistent "
+            "kernel, each row a chain of tiles of its own, other rows the segmented scan's kernels with "
             "the heads computed from the index; columns [N, M]: "
             "axis_length = N, axis_stride = M, the column kernel, a look-back descriptor per column "
             "of each tile\n"
@@ -520,16 +522,17 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
             prop->name, operation_name(o, operation, sizeof operation), log);
     fprintf(f, "Floor: a device-to-device memcpy of the n items, d_in to d_out: a single-pass scan "
                "reads each item once and writes it once, n x (in + out size) bytes, as the copy does. "
-               "How each shape is served: rows [B, L] (axis_length = L, axis_stride = 1) of at least a "
-               "segmented tile (float32 and int32: 4096 items) by the plain scan's persistent kernel, "
-               "each row a chain of tiles of its own; shorter rows by the segmented scan's kernels, "
-               "each row's head computed from the index (no offsets read); "
+               "How each shape is served: rows [B, L] (axis_length = L, axis_stride = 1) of a power of "
+               "two up to a segmented tile (float32 and int32: 4096 items) by the short rows' kernel, each "
+               "tile on its own (no look-back); longer rows of whole 16-byte vectors by the plain scan's "
+               "persistent kernel, each row a chain of tiles of its own; other rows by the segmented "
+               "scan's kernels, each row's head computed from the index (no offsets read); "
                "columns [N, M] (axis_length = N, axis_stride = M) by the column kernel, a look-back "
                "descriptor per column of each tile. Offsets: the rows as dlscan's segmented scan over "
                "the offsets 0, L, ..., B x L (num_segments = B), the way before the axis. CUB: "
                "cub::DeviceSegmentedScan::%s over the same offsets, one block per segment (CUB %s%s). "
                "CUB by key: cub::DeviceScan's inclusive scan by key with each item's row as its int32 "
-               "key (inclusive scans only). Rows of 32000 items: B = 2^%d / 32000 rounded down, n = B x L.\n"
+               "key (inclusive scans only). Rows of 1000 and 32000 items: B = 2^%d / L rounded down, n = B x L.\n"
                "us per call (back-to-back calls, median of %d batches); / floor: the floor's time over "
                "the variant's; GB/s: the floor's bytes over dlscan's time; dlscan / offsets, dlscan / CUB "
                "and dlscan / by key: their time over dlscan's along the axis (the ratio of calls per "

@@ -26,6 +26,9 @@
  *   one barrier per tile.
  * dl_segment_kernel (any GPU, any pair of types, any keys, any alignment): one block per tile,
  *   loading from global memory; warp 0 looks back (tile.cuh, dl_tile_segment_prefix).
+ * dl_short_rows_kernel (any GPU; 32- and 64-bit items scanned into their own type; rows of a
+ *   power-of-two length of at most a tile; 16-byte aligned pointers): one block per tile, each
+ *   tile on its own: no row crosses one, and no item needs a segmented pair.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -875,6 +878,109 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
 #endif
 }
 
+/* ---------------------------------------------------------------- short rows */
+
+/*
+ * Rows of a power-of-two length of at most a tile (dl_short_rows): no row crosses a tile, so the
+ * tiles are independent, with no descriptors and no look-back, and the heads are known from the
+ * items' places, so no item needs a segmented pair. Each level of the tile scans only within a
+ * row: a thread's vectors (restarting where a row shorter than a vector starts), the lanes of a
+ * warp's row of vectors (Kogge-Stone, each lane taking only from the lanes of its own row), a
+ * warp's rows of vectors, and the warps. About a third of the segmented tile's instructions an
+ * item (bench/NOTES.md, "Short rows").
+ */
+template <typename T, typename Op>
+__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_short_rows_kernel(const dl_segment_params p)
+{
+    using S = dl_segment_shape<T>;
+    __shared__ T warp_totals[S::warps];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const uint32_t length = (uint32_t)p.row_length, last = length - 1; /* a power of two */
+    const uint64_t n = p.scan.n, base = (uint64_t)blockIdx.x * S::tile_items;
+    dl_grid_dependency();
+    T v[S::rows][S::vec];
+    dl_load_tile<T, Op, true>(static_cast<const T *>(p.scan.in), base, n, v);
+
+    /* Each vector's inclusive scan, restarting at a row's first item (rows shorter than a vector:
+     * the vectors start at multiples of the length); then the lanes' inclusive scans of the
+     * vectors' totals along rows of `width` lanes, and their exclusive values (`before`). */
+    const uint32_t width = length / S::vec < 2 ? 1 : length / S::vec > 32 ? 32 : length / S::vec;
+    const int place = lane & (int)(width - 1); /* the lane's place in its row of lanes */
+    T before[S::rows], total[S::rows];
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+#pragma unroll
+        for (int e = 1; e < S::vec; ++e)
+            if ((e & last) != 0)
+                v[r][e] = Op()(v[r][e - 1], v[r][e]);
+        T x = v[r][S::vec - 1];
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2)
+            if ((uint32_t)d < width) {
+                const T earlier = dl_shfl_up(x, d);
+                if (place >= d)
+                    x = Op()(earlier, x);
+            }
+        const T earlier = dl_shfl_up(x, 1);
+        before[r] = place ? earlier : Op::identity();
+        total[r] = x;
+    }
+
+    /* Rows longer than a warp's row of vectors: each row of vectors' prefix within its row of
+     * items, from the rows of vectors before it in the warp. */
+    constexpr uint32_t chunk = 32 * S::vec;
+    T running = Op::identity();
+    if (length > chunk) {
+        const uint32_t chunks = length / chunk; /* rows of vectors a row spans */
+#pragma unroll
+        for (int r = 0; r < S::rows; ++r) {
+            if (((uint32_t)(warp * S::rows + r) & (chunks - 1)) == 0)
+                running = Op::identity();
+            const T row_total = dl_shfl(total[r], 31);
+            before[r] = Op()(running, before[r]);
+            running = Op()(running, row_total);
+        }
+    }
+    /* Rows longer than a warp's items (no head inside a warp): each warp's prefix, from the
+     * warps before it in its row. */
+    T warp_prefix = Op::identity();
+    if (length > (uint32_t)S::items_per_warp) {
+        if (lane == 0)
+            warp_totals[warp] = running;
+        __syncthreads();
+        for (int w = warp & ~(int)(length / S::items_per_warp - 1); w < warp; ++w)
+            warp_prefix = Op()(warp_prefix, warp_totals[w]);
+    }
+
+    /* Each item from its vector's prefix (the init, then the row's items before the vector),
+     * last item first, while v[r][e - 1] still holds the vector's inclusive value. */
+    const T init = dl_value_from_bits<T>(p.scan.seed_bits);
+    T *totals = static_cast<T *>(p.totals);
+    const int shift = __ffs((int)length) - 1;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        const T prefix = Op()(init, Op()(warp_prefix, before[r]));
+        const uint32_t first = (uint32_t)(warp * S::items_per_warp + (r * 32 + lane) * S::vec);
+#pragma unroll
+        for (int e = S::vec - 1; e >= 0; --e) {
+            const T inclusive = Op()(prefix, v[r][e]);
+            if (totals && ((first + e) & last) == last && base + first + e < n)
+                totals[(base + first + e) >> shift] = inclusive;
+            if (p.scan.exclusive)
+                v[r][e] = e == 0 || (e & last) == 0 ? prefix : Op()(prefix, v[r][e - 1]);
+            else
+                v[r][e] = inclusive;
+        }
+    }
+    dl_store_tile<T, true>(static_cast<T *>(p.scan.out), base, n, v);
+}
+
+/* Whether rows of `length` are short rows of the tile of `tile_items`: a power of two, no longer. */
+__host__ __device__ constexpr bool dl_short_rows(uint64_t length, uint64_t tile_items)
+{
+    return length && (length & (length - 1)) == 0 && length <= tile_items;
+}
+
 /* ---------------------------------------------------------------- launcher */
 
 /* The persistent kernel for segments BY, tree or left fold. */
@@ -891,9 +997,10 @@ static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, u
                      p->scan.dependent_launch, stream);
 }
 
-/* Persistent where the GPU, the types (32- and 64-bit items into their own type), the segments
- * (keys of 4 or 8 bytes, offsets, or rows), the alignment and the size allow (as for scans: more
- * tiles than the policy row's count); else one block per tile. */
+/* Short rows (a power of two, at most a tile: dl_short_rows) of 32- and 64-bit items into their
+ * own type at aligned pointers on their kernel, one block per tile; else persistent where the
+ * GPU, the types, the segments (keys of 4 or 8 bytes, offsets, or rows), the alignment and the
+ * size allow (as for scans: more tiles than the policy row's count); else one block per tile. */
 struct dl_segment_launcher {
     template <typename IN, typename T, typename OUT, typename Op>
     static int run(const dl_segment_params *p, int left_fold, cudaStream_t stream)
@@ -905,6 +1012,9 @@ struct dl_segment_launcher {
         if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value) {
             const bool aligned = ((uintptr_t)p->scan.in | (uintptr_t)p->scan.out | (uintptr_t)p->keys |
                                   (uintptr_t)p->offsets) % 16 == 0;
+            if (aligned && dl_short_rows(p->row_length, S::tile_items))
+                return dl_launch(dl_short_rows_kernel<T, Op>, *p, dim3(tiles), dim3(S::threads), 0,
+                                 p->scan.dependent_launch, stream);
             if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_from) {
                 if (p->row_length)
                     return dl_segment_launch_persistent<T, dl_by_rows, Op>(p, fold, tiles, stream);

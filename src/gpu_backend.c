@@ -240,14 +240,15 @@ static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t lengt
 
 /* A scan along rows (a request's axis of stride 1) on the plain scan's persistent kernel, each row
  * a chain of its own (device/scan_kernel.cu, dl_tile_place): sets p's tiles and rows and returns
- * 1, or returns 0 where the segmented kernels take the rows. It takes rows of at least a
+ * 1, or returns 0 where the segmented kernels take the rows (rows of a power of two up to a
+ * segmented tile: their short rows' kernel, which needs no look-back). It takes rows longer than a
  * segmented tile, of a type scanned into itself, whose rows are whole 16-byte vectors at 16-byte
  * aligned pointers, where the persistent kernel runs for the call: its tiles then number no more
  * than the segmented tiles the call reserved descriptors for. */
 static int dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r, dl_scan_params *p)
 {
     const size_t size = dl_type_size(r->type), length = r->axis_length;
-    if (r->in_type != r->type || r->acc_type != r->type || length < dl_gpu_segment_tile_items(h, r->type) ||
+    if (r->in_type != r->type || r->acc_type != r->type || length <= dl_gpu_segment_tile_items(h, r->type) ||
         length * size % 16 != 0 || ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 ||
         !dl_gpu_persistent_blocks(h))
         return 0;

@@ -189,6 +189,11 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
         /* rows of whole 16-byte vectors from a tile on: on a GPU, chains of the plain scan's
          * tiles, one tile, a partial last one, many; 300 rows take its persistent kernel */
         {3, 2 * tile, 1},  {5, 3 * tile + 4, 0}, {2, 33 * tile + 8, 1}, {300, tile + 4, 0},
+        /* rows of a power of two within a vector, a warp's row of vectors, a warp, a tile: on a
+         * GPU, each tile on its own (short rows), with partial last tiles */
+        {5, 4, 1},         {67, 8, 0},       {300, 16, 1},     {33, 64, 0},
+        {129, 128, 1},     {9, 256, 0},      {7, 512, 1},      {11, 1024, 0},
+        {3, tile / 2, 1},  {600, 32, 0},
         {1 + test_random(rng) % 8, 1 + test_random(rng) % (3 * tile), 1}};
     int count = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
