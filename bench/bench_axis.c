@@ -23,11 +23,12 @@
  *                   out size) bytes, which is what the copy of n x size bytes reads and writes;
  *   dlscan          dlscan_scan along the axis, default handle options, no d_totals in the
  *                   timed calls. Rows: axis_length = L, axis_stride = 1, served by the short
- *                   rows' kernel, each tile on its own, where L is a power of two of at most a
- *                   segmented tile (float32 and int32: 4096 items); by the plain scan's
- *                   persistent kernel, each row a chain of its own tiles, where L is longer and
- *                   rows are whole 16-byte vectors (a multiple of 4); else by the segmented
- *                   scan's kernels with each segment's head computed from the index. Columns:
+ *                   rows' kernels, each tile on its own, where L is at most a segmented tile
+ *                   (float32 and int32: 4096 items; a power of two, or from 4 to 4093 items on
+ *                   tiles of whole rows); by the plain scan's persistent kernel, each row a
+ *                   chain of its own tiles, where L is longer and rows are whole 16-byte vectors
+ *                   (a multiple of 4); else by the segmented scan's kernels with each segment's
+ *                   head computed from the index. Columns:
  *                   axis_length = N, axis_stride = M, served by the column kernel
  *                   (device/axis_kernel.cu), a look-back descriptor per column of each tile;
  *   dlscan-offsets  rows only: dlscan_scan over offsets 0, L, 2L, ..., B x L (d_offsets,
@@ -482,9 +483,10 @@ static void print_csv_header(FILE *csv, const options *o, const char *provenance
             "# variant memcpy: cudaMemcpyAsync device to device of the n items, d_in to d_out: the floor "
             "(a single-pass scan reads each item once and writes it once, n x (in + out size) bytes)\n"
             "# variant dlscan: dlscan_scan along the axis; rows [B, L]: axis_length = L, axis_stride = 1, "
-            "rows of a power of two up to a segmented tile (float32 and int32: 4096 items) the short rows' "
-            "kernel, each tile on its own, longer rows of whole 16-byte vectors the plain scan's persistent "
-            "kernel, each row a chain of tiles of its own, other rows the segmented scan's kernels with "
+            "rows up to a segmented tile (float32 and int32: 4096 items; a power of two, or from 4 to 4093 "
+            "items on tiles of whole rows) the short rows' kernels, each tile on its own, longer rows of whole "
+            "16-byte vectors the plain scan's persistent kernel, each row a chain of tiles of its own, other "
+            "rows the segmented scan's kernels with "
             "the heads computed from the index; columns [N, M]: "
             "axis_length = N, axis_stride = M, the column kernel, a look-back descriptor per column "
             "of each tile\n"
@@ -522,11 +524,12 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
             prop->name, operation_name(o, operation, sizeof operation), log);
     fprintf(f, "Floor: a device-to-device memcpy of the n items, d_in to d_out: a single-pass scan "
                "reads each item once and writes it once, n x (in + out size) bytes, as the copy does. "
-               "How each shape is served: rows [B, L] (axis_length = L, axis_stride = 1) of a power of "
-               "two up to a segmented tile (float32 and int32: 4096 items) by the short rows' kernel, each "
-               "tile on its own (no look-back); longer rows of whole 16-byte vectors by the plain scan's "
-               "persistent kernel, each row a chain of tiles of its own; other rows by the segmented "
-               "scan's kernels, each row's head computed from the index (no offsets read); "
+               "How each shape is served: rows [B, L] (axis_length = L, axis_stride = 1) up to a segmented "
+               "tile (float32 and int32: 4096 items; a power of two, or from 4 to 4093 items on tiles of whole "
+               "rows) by the short rows' kernels, each tile on its own (no look-back); longer rows of whole "
+               "16-byte vectors by the plain scan's persistent kernel, each row a chain of tiles of its own; "
+               "other rows by the segmented scan's kernels, each row's head computed from the index (no "
+               "offsets read); "
                "columns [N, M] (axis_length = N, axis_stride = M) by the column kernel, a look-back "
                "descriptor per column of each tile. Offsets: the rows as dlscan's segmented scan over "
                "the offsets 0, L, ..., B x L (num_segments = B), the way before the axis. CUB: "

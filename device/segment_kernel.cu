@@ -29,6 +29,8 @@
  * dl_short_rows_kernel (any GPU; 32- and 64-bit items scanned into their own type; rows of a
  *   power-of-two length of at most a tile; 16-byte aligned pointers): one block per tile, each
  *   tile on its own: no row crosses one, and no item needs a segmented pair.
+ * dl_whole_rows_kernel (the same, for rows of other lengths from a vector's items to nearly a
+ *   tile's): one block per tile of whole rows, each tile on its own.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -981,6 +983,153 @@ __host__ __device__ constexpr bool dl_short_rows(uint64_t length, uint64_t tile_
     return length && (length & (length - 1)) == 0 && length <= tile_items;
 }
 
+/* The whole rows of `length` items a tile of T holds: as many as fit in its slots after the
+ * vec - 1 slots that may precede its first item. */
+template <typename T> __host__ __device__ constexpr int dl_whole_rows_per_tile(int length)
+{
+    return (dl_segment_shape<T>::tile_items - dl_segment_shape<T>::vec + 1) / length;
+}
+
+/*
+ * Short rows of any other length from a vector's items to a tile's less vec - 1 (dl_whole_rows):
+ * each tile holds whole rows, as many as fit in its slots from the aligned
+ * vector at or before its first item, so the tiles are again independent. A vector holds at
+ * most one row's first item; each vector finds its place in its row from a reciprocal. The
+ * levels scan as dl_short_rows_kernel's, but a lane takes only from the lanes at or after the
+ * one that holds its last item's row start, and a warp's row of vectors and a warp carry the
+ * value since their last head. The slots before the tile's first item and after its last read
+ * as the identity and are not stored (in place, a neighbour may have written them: their values
+ * are not used).
+ */
+template <typename T, typename Op>
+__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_whole_rows_kernel(const dl_segment_params p)
+{
+    using S = dl_segment_shape<T>;
+    __shared__ T warp_totals[S::warps];
+    __shared__ int warp_heads[S::warps];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int length = (int)p.row_length;
+    const int rows = dl_whole_rows_per_tile<T>(length);
+    const uint64_t first_row = (uint64_t)blockIdx.x * (uint64_t)rows, n = p.scan.n;
+    const uint64_t begin = first_row * (uint64_t)length;
+    const uint64_t end = begin + (uint64_t)rows * length < n ? begin + (uint64_t)rows * length : n;
+    const uint64_t base = begin & ~(uint64_t)(S::vec - 1); /* the tile's first slot */
+    const int skip = (int)(begin - base), stop = skip + (int)(end - begin); /* its items' slots */
+    dl_grid_dependency();
+    T v[S::rows][S::vec];
+    dl_load_tile<T, Op, true>(static_cast<const T *>(p.scan.in), base, n, v);
+
+    /* Each vector: its first item's place in its row (place; row: that row within the tile),
+     * the offset of the next row's first item (next_head; none in the vector where it is vec or
+     * more), the vector's inclusive scan restarting there, and the lanes' scan of the vectors'
+     * values since their last head. */
+    const float inverse = (float)p.row_inverse;
+    int place[S::rows], row[S::rows], next_head[S::rows];
+    T before[S::rows], since_head[S::rows];
+    int chunk_start[S::rows]; /* the lane of the chunk that holds the last item's row start, or < 0 */
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        const int slot = warp * S::items_per_warp + (r * 32 + lane) * S::vec;
+        const int j = slot - skip; /* > -vec */
+        int q = (int)((float)j * inverse), at = j - q * length;
+        if (at < 0) {
+            q -= 1;
+            at += length;
+        } else if (at >= length) {
+            q += 1;
+            at -= length;
+        }
+        place[r] = at;
+        row[r] = q;
+        const int h = at == 0 ? 0 : length - at;
+        next_head[r] = h;
+#pragma unroll
+        for (int e = 0; e < S::vec; ++e) {
+            const bool in = slot + e >= skip && slot + e < stop;
+            const T x = in ? v[r][e] : Op::identity();
+            v[r][e] = e == 0 || e == h ? x : Op()(v[r][e > 0 ? e - 1 : 0], x);
+        }
+        const int last_place = at + S::vec - 1 < length ? at + S::vec - 1 : at + S::vec - 1 - length;
+        const int start = (slot + S::vec - 1 - last_place) / S::vec - (warp * S::rows + r) * 32;
+        chunk_start[r] = start;
+        const int from = start > 0 ? start : 0;
+        T x = v[r][S::vec - 1];
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+            const T earlier = dl_shfl_up(x, d);
+            if (lane - d >= from)
+                x = Op()(earlier, x);
+        }
+        const T earlier = dl_shfl_up(x, 1);
+        before[r] = h != 0 && lane > 0 ? earlier : Op::identity();
+        since_head[r] = x;
+    }
+
+    /* The warp's rows of vectors in order: the value carried into each from the ones before
+     * it in the warp (since the last head), and the warp's. */
+    T carried[S::rows];
+    T running = Op::identity();
+    bool warp_head = false;
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        carried[r] = running;
+        const T chunk_total = dl_shfl(since_head[r], 31);
+        const bool chunk_head = dl_shfl(chunk_start[r], 31) >= 0;
+        running = chunk_head ? chunk_total : Op()(running, chunk_total);
+        warp_head |= chunk_head;
+    }
+    if (lane == 0) {
+        warp_totals[warp] = running;
+        warp_heads[warp] = warp_head;
+    }
+    __syncthreads();
+    T warp_prefix = Op::identity();
+    for (int w = 0; w < warp; ++w)
+        warp_prefix = warp_heads[w] ? warp_totals[w] : Op()(warp_prefix, warp_totals[w]);
+
+    /* Each item from its vector's prefix (the init, then its row's items before the vector) or,
+     * from the next row's first item on, from the init; stored where it is the tile's. */
+    const T init = dl_value_from_bits<T>(p.scan.seed_bits);
+    T *totals = static_cast<T *>(p.totals), *out = static_cast<T *>(p.scan.out);
+#pragma unroll
+    for (int r = 0; r < S::rows; ++r) {
+        const int chunk = (warp * S::rows + r) * 32 * S::vec;
+        const int slot = chunk + lane * S::vec, row_start = slot - place[r], h = next_head[r];
+        T prefix = before[r];
+        if (row_start < chunk)
+            prefix = Op()(carried[r], prefix);
+        if (row_start < warp * S::items_per_warp)
+            prefix = Op()(warp_prefix, prefix);
+        prefix = Op()(init, prefix);
+#pragma unroll
+        for (int e = S::vec - 1; e >= 0; --e) {
+            const T inclusive = Op()(e >= h ? init : prefix, v[r][e]);
+            if (totals && place[r] + e == length - 1 && slot + e >= skip && slot + e < stop)
+                totals[first_row + (uint64_t)row[r]] = inclusive;
+            if (p.scan.exclusive)
+                v[r][e] = e == h ? init : e == 0 ? prefix : Op()(e > h ? init : prefix, v[r][e > 0 ? e - 1 : 0]);
+            else
+                v[r][e] = inclusive;
+        }
+        if (slot >= skip && slot + S::vec <= stop) {
+            dl_store_row<T, S::vec, true>(out, base + (uint64_t)slot, n, true, v[r]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < S::vec; ++e)
+                if (slot + e >= skip && slot + e < stop)
+                    out[base + (uint64_t)slot + e] = v[r][e];
+        }
+    }
+}
+
+/* Whether rows of `length` are whole rows of the tile of `tile_items` items of `vec` a vector:
+ * from a vector's items to the tile's less vec - 1 (its first item may be the aligned vector's
+ * last). */
+__host__ __device__ constexpr bool dl_whole_rows(uint64_t length, uint64_t tile_items, uint64_t vec)
+{
+    return length >= vec && length <= tile_items - vec + 1;
+}
+
 /* ---------------------------------------------------------------- launcher */
 
 /* The persistent kernel for segments BY, tree or left fold. */
@@ -997,8 +1146,9 @@ static int dl_segment_launch_persistent(const dl_segment_params *p, bool fold, u
                      p->scan.dependent_launch, stream);
 }
 
-/* Short rows (a power of two, at most a tile: dl_short_rows) of 32- and 64-bit items into their
- * own type at aligned pointers on their kernel, one block per tile; else persistent where the
+/* Short rows (a power of two, at most a tile: dl_short_rows; other lengths, whole rows a tile:
+ * dl_whole_rows) of 32- and 64-bit items into their own type at aligned pointers on their
+ * kernels, one block per tile; else persistent where the
  * GPU, the types, the segments (keys of 4 or 8 bytes, offsets, or rows), the alignment and the
  * size allow (as for scans: more tiles than the policy row's count); else one block per tile. */
 struct dl_segment_launcher {
@@ -1015,6 +1165,13 @@ struct dl_segment_launcher {
             if (aligned && dl_short_rows(p->row_length, S::tile_items))
                 return dl_launch(dl_short_rows_kernel<T, Op>, *p, dim3(tiles), dim3(S::threads), 0,
                                  p->scan.dependent_launch, stream);
+            if (aligned && p->row_length && dl_whole_rows(p->row_length, S::tile_items, S::vec)) {
+                const uint64_t per_tile = (uint64_t)dl_whole_rows_per_tile<T>((int)p->row_length);
+                const uint64_t rows = p->scan.n / p->row_length, blocks = (rows + per_tile - 1) / per_tile;
+                if (blocks <= 0x7fffffffu)
+                    return dl_launch(dl_whole_rows_kernel<T, Op>, *p, dim3((unsigned)blocks), dim3(S::threads), 0,
+                                     p->scan.dependent_launch, stream);
+            }
             if (aligned && p->scan.persistent_blocks > 0 && tiles > p->scan.persistent_from) {
                 if (p->row_length)
                     return dl_segment_launch_persistent<T, dl_by_rows, Op>(p, fold, tiles, stream);

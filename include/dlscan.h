@@ -278,8 +278,8 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   axis_length values in the order (o, j): init op every item of the scan (the row sums of
  *   a [B, L] array). It may not overlap d_in or d_out. d_init, d_total, d_keys and d_offsets
  *   are not taken with an axis. On a GPU, rows (axis_stride 1) run on the segmented scans'
- *   tiles (rows of a type into itself: short ones of a power of two each tile on its own, long
- *   ones as plain scans of their own, on at most as many tiles), and other strides give each
+ *   tiles (rows of a type into itself: short ones each tile on its own, long ones as plain
+ *   scans of their own, on at most as many tiles), and other strides give each
  *   column of a tile a descriptor of its own: such a call
  *   needs more descriptor storage than dlscan_reserve(n) provides, so before capturing one in
  *   a graph, make the same call once outside the capture.

@@ -178,8 +178,8 @@ typedef struct axis_shape {
 } axis_shape;
 
 /* The shapes of axis_check_every_output for the segmented tile `tile` (unit: half of it):
- * rows, then columns. Returns how many it wrote (at most 64). */
-static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shapes[64])
+ * rows, then columns. Returns how many it wrote (at most 72). */
+static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shapes[72])
 {
     const axis_shape rows[] = {
         {1, 1, 1},         {700, 1, 0},      {1, 2, 1},        {300, 2, 0},
@@ -194,6 +194,10 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
         {5, 4, 1},         {67, 8, 0},       {300, 16, 1},     {33, 64, 0},
         {129, 128, 1},     {9, 256, 0},      {7, 512, 1},      {11, 1024, 0},
         {3, tile / 2, 1},  {600, 32, 0},
+        /* rows of other lengths from a vector to nearly a tile: on a GPU, tiles of whole rows,
+         * each on its own (the first rows start past an aligned vector) */
+        {1500, 5, 1},      {5000, 7, 0},     {77, 100, 1},     {9, 1000, 0},
+        {6, unit * 2 / 3, 1}, {400, 33, 0},
         {1 + test_random(rng) % 8, 1 + test_random(rng) % (3 * tile), 1}};
     int count = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
@@ -226,7 +230,7 @@ void axis_check_every_output(dlscan_handle_t h, const test_memory *m, dlscan_typ
             continue;
         size_t unit = 0, tile = 0;
         segment_tiles(h, out, &unit, &tile);
-        axis_shape shapes[64];
+        axis_shape shapes[72];
         const int count = every_shape(unit, tile, rng, shapes);
         const int same_size = test_type_size(in) == test_type_size(out);
         for (int i = 0; i < count; ++i) {
