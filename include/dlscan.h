@@ -165,8 +165,9 @@ DLSCAN_API dlscan_status dlscan_create_cpu(dlscan_handle_t *h, int threads);
 DLSCAN_API void dlscan_destroy(dlscan_handle_t h);
 
 /* Grows the handle's storage so that scans of up to n items into `type` (the output type),
- * segmented or not, never allocate. Call it before capturing calls into a CUDA graph.
- * Synchronizes the device when it must grow. */
+ * segmented or not, never allocate. Call it before capturing calls into a CUDA graph (for
+ * columns and wide user states, dlscan_reserve_scan). Synchronizes the device when it must
+ * grow. */
 DLSCAN_API dlscan_status dlscan_reserve(dlscan_handle_t h, size_t n, dlscan_type type);
 
 /* Items per partition (tile) of a scan whose output type is `type`, on this handle's
@@ -279,10 +280,10 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   a [B, L] array). It may not overlap d_in or d_out. d_init, d_total, d_keys and d_offsets
  *   are not taken with an axis. On a GPU, rows (axis_stride 1) run on the segmented scans'
  *   tiles (rows of a type into itself: short ones each tile on its own, long ones as plain
- *   scans of their own, on at most as many tiles), and other strides give each
- *   column of a tile a descriptor of its own: such a call
- *   needs more descriptor storage than dlscan_reserve(n) provides, so before capturing one in
- *   a graph, make the same call once outside the capture.
+ *   scans of their own, on at most as many tiles), and other strides give each column of a
+ *   tile a descriptor of its own: such a call needs more descriptor storage than
+ *   dlscan_reserve(n) provides, so before capturing one in a graph, call dlscan_reserve_scan
+ *   with its arguments.
  *
  *     a.n = B * L;  a.axis_length = L;  a.d_totals = d_row_sums;   (B rows of L items)
  *
@@ -347,6 +348,14 @@ typedef struct dlscan_scan_args {
 DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args,
                                      cudaStream_t stream);
 
+/* Grows the handle's storage so that dlscan_scan with these arguments never allocates: the scans
+ * dlscan_reserve cannot size (along columns, where each column of a tile has a descriptor of its
+ * own, and with a user operator whose state is wider than 8 bytes) and any other. The arguments
+ * are checked as dlscan_scan checks them, with its errors, so pass the ones the captured call
+ * will take; nothing is read from or written to their memory. Synchronizes the device when it
+ * must grow. */
+DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_scan_args *args);
+
 /* ---- Your own operator ----
  *
  * Any associative operator on a state of up to 32 bytes: a linear recurrence h[t] = a[t] h[t-1] +
@@ -366,7 +375,7 @@ DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *
  *     operators; in_type, out_type and op are not read.
  *   - Segments, axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
  *   - A state wider than 8 bytes takes more descriptor storage than dlscan_reserve(n) provides:
- *     before capturing such a scan in a graph, make the same call once outside the capture.
+ *     before capturing such a scan in a graph, call dlscan_reserve_scan with its arguments.
  * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,
  * loaded from libnvrtc when first needed) for the handle's GPU into dlscan's scan kernel when the
  * operator is made, and kept: a scan with it costs what a built-in scan costs. The compiled code

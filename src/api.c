@@ -72,16 +72,32 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
     return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
 }
 
+/* Grows the handle's descriptors to what request r takes (its tiles, their descriptors each, the
+ * words of its values), checking whether `stream` is being captured where they must grow. */
+static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r, cudaStream_t stream)
+{
+    if (r->n == 0)
+        return DLSCAN_SUCCESS;
+    const int words = r->custom ? DL_DESCRIPTOR_WORDS((int)(r->custom->state_bytes / 4)) : dl_words_per_tile(r->type);
+    return h->backend->reserve(h, r->tiles * r->tile_descriptors, words, stream);
+}
+
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r)
 {
     if (r->n == 0 && !r->total && !r->offsets)
         return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
-    dlscan_status status;
-    const int words = r->custom ? DL_DESCRIPTOR_WORDS((int)(r->custom->state_bytes / 4)) : dl_words_per_tile(r->type);
-    if (r->n > 0 && (status = h->backend->reserve(h, r->tiles * r->tile_descriptors, words, r->stream)) !=
-                        DLSCAN_SUCCESS)
-        return status;
-    return h->backend->scan(h, r);
+    const dlscan_status status = dl_scan_reserve(h, r, r->stream);
+    return status != DLSCAN_SUCCESS ? status : h->backend->scan(h, r);
+}
+
+dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_scan_args *args)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dl_scan_request r;
+    const dlscan_status status = dl_check_scan(h, args, 0, NULL, &r);
+    return status != DLSCAN_SUCCESS ? status : dl_scan_reserve(h, &r, NULL);
 }
 
 dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void *d_total, size_t n,

@@ -193,9 +193,10 @@ static dlscan_status dl_gpu_reserve(dlscan_handle_t h, size_t tiles, int words_p
     dlscan_status status = dl_gpu_check_device(h);
     if (status != DLSCAN_SUCCESS)
         return status;
-    char what[160];
+    char what[224];
     snprintf(what, sizeof what, "descriptor storage for %zu tiles, the handle has %zu; call dlscan_reserve() "
-             "with the largest n", tiles, s->descriptor_words / (size_t)words_per_tile);
+             "with the largest n, or dlscan_reserve_scan() with this call's arguments",
+             tiles, s->descriptor_words / (size_t)words_per_tile);
     if ((status = dl_gpu_may_grow(h, stream, what)) != DLSCAN_SUCCESS)
         return status;
     const size_t words = needed + needed / 2; /* room to grow a little without reallocating */

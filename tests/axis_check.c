@@ -342,11 +342,14 @@ void axis_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign
     rows.axis_stride = 0;
     rows.axis_length = 100;
     rows.d_totals = NULL;
+/* dlscan_scan and dlscan_reserve_scan, which checks its arguments the same way. */
 #define REFUSED(base, change, want, argument)                                                     \
     do {                                                                                          \
         a = base;                                                                                 \
         change;                                                                                   \
         expect_refused(h, dlscan_scan(h, &a, s), want, argument, #base ": " #change);             \
+        expect_refused(h, dlscan_reserve_scan(h, &a), want, argument,                             \
+                       "dlscan_reserve_scan: " #base ": " #change);                              \
     } while (0)
     REFUSED(columns, a.n = n - 1, DLSCAN_ERROR_INVALID_ARGUMENT, "axis_length");
     REFUSED(columns, a.n = 50, DLSCAN_ERROR_INVALID_ARGUMENT, "axis_length"); /* a multiple of 25 */
@@ -375,6 +378,15 @@ void axis_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign
     if (foreign)
         REFUSED(columns, a.d_totals = foreign, DLSCAN_ERROR_NOT_DEVICE_MEMORY, "d_totals");
 #undef REFUSED
+    expect_refused(h, dlscan_reserve_scan(h, NULL), DLSCAN_ERROR_INVALID_ARGUMENT, "args",
+                   "dlscan_reserve_scan(h, NULL)");
+    EXPECT(dlscan_reserve_scan(NULL, &columns) == DLSCAN_ERROR_INVALID_HANDLE,
+           "dlscan_reserve_scan(NULL, ...) is not refused as an invalid handle");
+    /* Reserving for good calls succeeds and writes nothing. */
+    const dlscan_status reserved[2] = {dlscan_reserve_scan(h, &columns), dlscan_reserve_scan(h, &rows)};
+    for (int i = 0; i < 2; ++i)
+        EXPECT(reserved[i] == DLSCAN_SUCCESS, "dlscan_reserve_scan of the %s: %s (%s)", i ? "rows" : "columns",
+               dlscan_status_string(reserved[i]), dlscan_last_error(h));
     test_expect_poisoned(m, d_out, bytes, "a refused scan along an axis");
     test_expect_poisoned(m, d_totals, total_bytes + 16, "a refused scan along an axis (d_totals)");
 

@@ -738,6 +738,64 @@ Test(gpu, axis_bad_input_is_refused_and_writes_nothing, .timeout = 180)
     gpu_done(h, stream);
 }
 
+/* A column scan captured into a CUDA graph: dlscan_reserve(n) does not cover its descriptors (one
+ * per column of a tile), so the capture is refused, and after dlscan_reserve_scan with its
+ * arguments it is taken and replays on fresh values. int32 [2^16, 16] (rows fewer where
+ * DLSCAN_TEST_MAX_N says), sums, checked exactly. */
+Test(gpu, axis_columns_graph_after_reserve_scan, .timeout = 120)
+{
+    GPU_TEST_BEGIN(h, m, stream, rng);
+    const size_t columns = 16, length = test_max_n(1u << 20) / columns, n = length * columns;
+    int32_t *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    cr_assert(in && out);
+    int32_t *d_in = m.alloc(n * sizeof *in, &m), *d_out = m.alloc(n * sizeof *out, &m);
+    dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+    a.d_in = d_in;
+    a.d_out = d_out;
+    a.n = n;
+    a.axis_length = length;
+    a.axis_stride = columns;
+    dlscan_handle_t fresh = NULL;
+    cr_assert_eq(dlscan_create(&fresh), DLSCAN_SUCCESS);
+    cr_assert_eq(dlscan_reserve(fresh, n, DLSCAN_INT32), DLSCAN_SUCCESS, "%s", dlscan_last_error(fresh));
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const dlscan_status refused = dlscan_scan(fresh, &a, stream);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    CUDA_OK(cudaGraphDestroy(graph));
+    cr_assert_eq(refused, DLSCAN_ERROR_CAPTURING, "after dlscan_reserve(n): %s", dlscan_status_string(refused));
+    cr_assert(strstr(dlscan_last_error(fresh), "dlscan_reserve_scan") != NULL, "%s", dlscan_last_error(fresh));
+
+    cr_assert_eq(dlscan_reserve_scan(fresh, &a), DLSCAN_SUCCESS, "%s", dlscan_last_error(fresh));
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const dlscan_status captured = dlscan_scan(fresh, &a, stream);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    cr_assert_eq(captured, DLSCAN_SUCCESS, "after dlscan_reserve_scan: %s", dlscan_last_error(fresh));
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 2; ++replay) {
+        test_fill_random(DLSCAN_INT32, TEST_VALUES_UNIFORM, in, n, &rng);
+        m.upload(d_in, in, n * sizeof *in, &m);
+        m.fill(d_out, TEST_POISON_BYTE, n * sizeof *out, &m);
+        CUDA_OK(cudaGraphLaunch(exec, stream));
+        m.download(out, d_out, n * sizeof *out, &m);
+        for (size_t j = 0; j < columns; ++j) {
+            uint32_t sum = 0;
+            for (size_t k = 0; k < length; ++k) {
+                sum += (uint32_t)in[k * columns + j];
+                cr_assert_eq((uint32_t)out[k * columns + j], sum, "replay %d: column %zu, row %zu", replay, j, k);
+            }
+        }
+    }
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    dlscan_destroy(fresh);
+    m.release(d_in, &m);
+    m.release(d_out, &m);
+    free(in), free(out);
+    gpu_done(h, stream);
+}
+
 /* ---- Reductions and scans across ranks (across_check.h) ---- */
 
 /* Every output type of each input type, every operator, at the edge sizes up to 2^22 items. */
