@@ -888,8 +888,7 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
  * items' places, so no item needs a segmented pair. Each level of the tile scans only within a
  * row: a thread's vectors (restarting where a row shorter than a vector starts), the lanes of a
  * warp's row of vectors (Kogge-Stone, each lane taking only from the lanes of its own row), a
- * warp's rows of vectors, and the warps. About a third of the segmented tile's instructions an
- * item (bench/NOTES.md, "Short rows").
+ * warp's rows of vectors, and the warps (bench/NOTES.md, "Short rows of a power of two").
  */
 template <typename T, typename Op>
 __global__ void __launch_bounds__(DL_SCAN_THREADS) dl_short_rows_kernel(const dl_segment_params p)
@@ -1165,7 +1164,7 @@ struct dl_segment_launcher {
             if (aligned && dl_short_rows(p->row_length, S::tile_items))
                 return dl_launch(dl_short_rows_kernel<T, Op>, *p, dim3(tiles), dim3(S::threads), 0,
                                  p->scan.dependent_launch, stream);
-            if (aligned && p->row_length && dl_whole_rows(p->row_length, S::tile_items, S::vec)) {
+            if (aligned && dl_whole_rows(p->row_length, S::tile_items, S::vec)) {
                 const uint64_t per_tile = (uint64_t)dl_whole_rows_per_tile<T>((int)p->row_length);
                 const uint64_t rows = p->scan.n / p->row_length, blocks = (rows + per_tile - 1) / per_tile;
                 if (blocks <= 0x7fffffffu)
