@@ -4,18 +4,19 @@
  * over offsets (dlscan's way to scan rows before the axis) and with CUB's two ways (its segmented
  * scan, its scan by key); side by side in one run.
  *
- *   bench_axis [--quick] [--types float32,int32] [--op sum|min|max] [--exclusive] [--log 26]
- *              [--repeats 5] [--csv FILE] [--markdown FILE]
+ *   bench_axis [--quick] [--types float32,int32] [--op sum|min|max] [--exclusive]
+ *              [--layout rows|columns] [--log 26] [--repeats 5] [--csv FILE] [--markdown FILE]
  *
  * --types: any of int32, int64, float32, float64 (default float32 and int32). --quick: fewer
  * shapes (rows of 16, 1024 and 32000 items and one row; columns of 2, 256 and 65536), 3 repeats.
+ * --layout: the rows' shapes only, or the columns'.
  *
  * The shapes, each of about 2^log items (--log, 26 by default, at most 30; lowered to what the
  * GPU's free memory holds):
  *   rows [B, L]     L = 16, 64, 256, 1000, 1024, 4096, 32000, 131072, 2^20 and 2^log (one
  *                   row), B = 2^log / L rounded down, n = B x L (32000 at 2^26: 2097 rows, n =
  *                   67104000); a length of 2^log or more before the one row is left out;
- *   columns [N, M]  M = 2, 16, 256, 4096, 65536, N = 2^log / M; left out where N < 2.
+ *   columns [N, M]  M = 2, 16, 64, 256, 4096, 65536, N = 2^log / M; left out where N < 2.
  *
  * Per shape, up to four variants:
  *   memcpy          cudaMemcpyAsync device to device of the n items, d_in to d_out: the floor.
@@ -96,7 +97,7 @@ static const char *const layout_names[] = {"rows", "columns"};
  * by M. */
 static const size_t row_lengths[] = {16, 64, 256, 1000, 1024, 4096, 32000, 131072, (size_t)1 << 20, 0};
 static const size_t quick_row_lengths[] = {16, 1024, 32000, 0};
-static const size_t column_widths[] = {2, 16, 256, 4096, 65536};
+static const size_t column_widths[] = {2, 16, 64, 256, 4096, 65536};
 static const size_t quick_column_widths[] = {2, 256, 65536};
 
 /* ---------------------------------------------------------------- options */
@@ -107,6 +108,7 @@ typedef struct options {
     int type_count;
     dlscan_op op;
     int exclusive;
+    int layouts; /* bit 0: rows, bit 1: columns */
     int log, repeats;
     const char *csv, *markdown;
 } options;
@@ -115,8 +117,9 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_axis [--quick] [--types float32,int32] [--op sum|min|max] [--exclusive]\n"
-            "                  [--log N] [--repeats N] [--csv FILE] [--markdown FILE]\n"
-            "types: int32, int64, float32, float64; --log: 2^N items a shape (10 .. 30, default 26)\n");
+            "                  [--layout rows|columns] [--log N] [--repeats N] [--csv FILE] [--markdown FILE]\n"
+            "types: int32, int64, float32, float64; --layout: one of them only (default both);\n"
+            "--log: 2^N items a shape (10 .. 30, default 26)\n");
     exit(2);
 }
 
@@ -125,7 +128,7 @@ static options parse_options(int argc, char **argv)
     options o = {0};
     o.types[0] = DLSCAN_FLOAT32, o.types[1] = DLSCAN_INT32, o.type_count = 2;
     o.op = DLSCAN_SUM;
-    o.log = 26, o.repeats = 5;
+    o.log = 26, o.repeats = 5, o.layouts = 3;
     const char *const type_names[MAX_TYPES] = {"int32", "int64", "float32", "float64"};
     const dlscan_type types[MAX_TYPES] = {DLSCAN_INT32, DLSCAN_INT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
     for (int i = 1; i < argc; ++i) {
@@ -150,6 +153,11 @@ static options parse_options(int argc, char **argv)
             if (op < 0)
                 usage();
             o.op = (dlscan_op)op, ++i;
+        } else if (value && strcmp(a, "--layout") == 0) {
+            const int layout = bench_find_name(value, layout_names, 2);
+            if (layout < 0)
+                usage();
+            o.layouts = 1 << layout, ++i;
         } else if (value && strcmp(a, "--log") == 0) {
             o.log = atoi(value), ++i;
         } else if (value && strcmp(a, "--repeats") == 0) {
@@ -241,12 +249,12 @@ static int all_shapes(const options *o, size_t total, row *shapes)
     const int width_count = o->quick ? (int)(sizeof quick_column_widths / sizeof *quick_column_widths)
                                      : (int)(sizeof column_widths / sizeof *column_widths);
     int count = 0;
-    for (int k = 0; k < length_count; ++k) {
+    for (int k = 0; k < length_count && (o->layouts & 1); ++k) {
         row r = {0};
         if (make_shape(0, lengths[k], total, &r))
             shapes[count++] = r;
     }
-    for (int k = 0; k < width_count; ++k) {
+    for (int k = 0; k < width_count && (o->layouts & 2); ++k) {
         row r = {0};
         if (make_shape(1, widths[k], total, &r))
             shapes[count++] = r;

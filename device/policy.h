@@ -67,6 +67,11 @@
 #define DL_SEGMENT_STAGED_OFFSETS 512
 #define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
 #define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
+/* Short rows of lengths other than powers of two (segment_kernel.cu, dl_whole_rows_kernel): at
+ * most this many registers a thread, so that four blocks share an SM with 32-bit items, three
+ * with 64-bit ones (bench/NOTES.md, "Whole rows under a register cap"). */
+#define DL_WHOLE_ROWS_REGISTERS_4B 64
+#define DL_WHOLE_ROWS_REGISTERS_8B 80
 
 /* ---- Scans along an axis of stride > 1: columns (axis_kernel.cu) ----
  * 256 threads a block, as lanes x groups: one thread per column of the tile (at most 256 columns,

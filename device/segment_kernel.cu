@@ -989,6 +989,15 @@ template <typename T> __host__ __device__ constexpr int dl_whole_rows_per_tile(i
     return (dl_segment_shape<T>::tile_items - dl_segment_shape<T>::vec + 1) / length;
 }
 
+/* The whole rows' registers, capped (policy.h) through __maxnreg__, which came with CUDA 12.4:
+ * older toolkits build the kernel uncapped. */
+#if __CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4)
+#define DL_WHOLE_ROWS_REGISTERS(T)                                                                   \
+    __maxnreg__(sizeof(T) == 4 ? DL_WHOLE_ROWS_REGISTERS_4B : DL_WHOLE_ROWS_REGISTERS_8B)
+#else
+#define DL_WHOLE_ROWS_REGISTERS(T)
+#endif
+
 /*
  * Short rows of any other length from a vector's items to a tile's less vec - 1 (dl_whole_rows):
  * each tile holds whole rows, as many as fit in its slots from the aligned
@@ -1001,7 +1010,8 @@ template <typename T> __host__ __device__ constexpr int dl_whole_rows_per_tile(i
  * are not used).
  */
 template <typename T, typename Op>
-__global__ void __launch_bounds__(DL_SCAN_THREADS) dl_whole_rows_kernel(const dl_segment_params p)
+__global__ void __launch_bounds__(DL_SCAN_THREADS) DL_WHOLE_ROWS_REGISTERS(T)
+    dl_whole_rows_kernel(const dl_segment_params p)
 {
     using S = dl_segment_shape<T>;
     __shared__ T warp_totals[S::warps];
