@@ -352,8 +352,9 @@ DLSCAN_API dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *
  * dlscan_reserve cannot size (along columns, where each column of a tile has a descriptor of its
  * own, and with a user operator whose state is wider than 8 bytes) and any other. The arguments
  * are checked as dlscan_scan checks them, with its errors, so pass the ones the captured call
- * will take; nothing is read from or written to their memory. Synchronizes the device when it
- * must grow. */
+ * will take; nothing is read from or written to their memory. Where the buffers are not known
+ * yet, leave d_in and d_out (and d_in2) all NULL: what a call takes depends only on n, the types,
+ * the operator and the axis. Synchronizes the device when it must grow. */
 DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_scan_args *args);
 
 /* ---- Your own operator ----

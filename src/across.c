@@ -70,7 +70,7 @@ dlscan_status dlscan_scan_across(dlscan_handle_t h, const dlscan_scan_args *args
     if (status != DLSCAN_SUCCESS)
         return status;
     dl_scan_request r;
-    status = dl_check_scan(h, args, 0, stream, &r);
+    status = dl_check_scan(h, args, DL_CHECK_FOR_SCAN, stream, &r);
     if (status != DLSCAN_SUCCESS)
         return status;
     if (r.keys || r.offsets || r.axis_length)

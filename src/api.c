@@ -68,7 +68,7 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
     dl_scan_request r;
-    const dlscan_status status = dl_check_scan(h, args, 0, stream, &r);
+    const dlscan_status status = dl_check_scan(h, args, DL_CHECK_FOR_SCAN, stream, &r);
     return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
 }
 
@@ -96,7 +96,7 @@ dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_scan_args *arg
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
     dl_scan_request r;
-    const dlscan_status status = dl_check_scan(h, args, 0, NULL, &r);
+    const dlscan_status status = dl_check_scan(h, args, DL_CHECK_FOR_RESERVE, NULL, &r);
     return status != DLSCAN_SUCCESS ? status : dl_scan_reserve(h, &r, NULL);
 }
 
@@ -116,7 +116,7 @@ dlscan_status dlscan_reduce(dlscan_handle_t h, const void *d_in, void *d_total, 
     a.op = op;
     a.init = init;
     dl_scan_request r;
-    const dlscan_status status = dl_check_scan(h, &a, 1, stream, &r);
+    const dlscan_status status = dl_check_scan(h, &a, DL_CHECK_FOR_REDUCE, stream, &r);
     return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
 }
 

@@ -255,7 +255,7 @@ static size_t dl_item_alignment(size_t bytes)
 /* A scan with a user operator (args->custom): its own sizes in place of the types, and none of
  * the segments, the axis or the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
-                                          cudaStream_t stream, dl_scan_request *request)
+                                          int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
     const struct dlscan_operator *op = a->custom;
     if (op->device_memory != h->backend->device_memory)
@@ -272,7 +272,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
     if (a->init && a->d_init)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "init and d_init are both set: give the init one way");
-    if (op->in2_bytes && a->n > 0 && !a->d_in2)
+    if (op->in2_bytes && a->n > 0 && !a->d_in2 && !unbuffered)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
     if (!op->in2_bytes && a->d_in2)
@@ -283,9 +283,10 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) ||
         (h->backend->device_memory && n / tile >= DL_MAX_TILES))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
-    const size_t in_bytes = n * op->in_bytes, in2_bytes = n * op->in2_bytes, bytes = n * op->out_bytes;
+    const size_t in_bytes = unbuffered ? 0 : n * op->in_bytes, in2_bytes = unbuffered ? 0 : n * op->in2_bytes,
+                 bytes = unbuffered ? 0 : n * op->out_bytes;
     dlscan_status status;
-    if (n > 0) {
+    if (n > 0 && !unbuffered) {
         const dl_buffer buffers[] = {
             {a->d_in, in_bytes, dl_item_alignment(op->in_bytes), "d_in", 0, NULL},
             {a->d_out, bytes, dl_item_alignment(op->out_bytes), "d_out", 1,
@@ -319,7 +320,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     return DLSCAN_SUCCESS;
 }
 
-dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int reduce,
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_check_for call,
                             cudaStream_t stream, dl_scan_request *request)
 {
     if (!args)
@@ -329,8 +330,11 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int
     dlscan_status status = dl_scan_args(h, args, &copy, &a);
     if (status != DLSCAN_SUCCESS)
         return status;
+    const int reduce = call == DL_CHECK_FOR_REDUCE;
+    /* A reserve before the buffers are known: none of the items' buffers to check. */
+    const int unbuffered = call == DL_CHECK_FOR_RESERVE && !a->d_in && !a->d_out && !a->d_in2;
     if (a->custom)
-        return dl_check_custom_scan(h, a, reduce, stream, request);
+        return dl_check_custom_scan(h, a, reduce, unbuffered, stream, request);
     if (a->d_in2)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set without an operator (args->custom) to read it");
     if ((status = dl_check_type(h, a->in_type)) != DLSCAN_SUCCESS ||
@@ -361,14 +365,14 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int
         segmented || rows ? h->backend->segment_tile_items(h, acc) : h->backend->tile_items(h, acc);
     if ((status = dl_check_count(h, n, type, tile)) != DLSCAN_SUCCESS)
         return status;
-    const size_t in_bytes = n * in_size, bytes = reduce ? 0 : n * size;
+    const size_t in_bytes = unbuffered ? 0 : n * in_size, bytes = reduce || unbuffered ? 0 : n * size;
     if (reduce && !a->d_total)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_total is NULL: a reduction writes its total there");
     if (reduce && n > 0 &&
         ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
          (status = h->backend->check_range(h, a->d_in, in_bytes, "d_in")) != DLSCAN_SUCCESS))
         return status;
-    if (!reduce && n > 0) {
+    if (!reduce && n > 0 && !unbuffered) {
         if ((status = dl_check_pointer(h, a->d_in, in_size, "d_in")) != DLSCAN_SUCCESS ||
             (status = dl_check_pointer(h, a->d_out, size, "d_out")) != DLSCAN_SUCCESS)
             return status;

@@ -177,9 +177,11 @@ typedef struct dl_buffer {
 } dl_buffer;
 
 /* Argument checks (checks.c). A scan's, all of them: a dlscan_scan_args of any version into
- * *request, or a status with h's last error set. With `reduce` (dlscan_reduce), args has no
- * d_out and needs d_total: the request's `out` is NULL. */
-dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, int reduce,
+ * *request, or a status with h's last error set, for one of three calls: dlscan_scan;
+ * dlscan_reduce, whose args have no d_out and need d_total (the request's `out` is NULL); and
+ * dlscan_reserve_scan, whose args may leave the items' buffers (d_in, d_out and d_in2) all NULL. */
+typedef enum dl_check_for { DL_CHECK_FOR_SCAN, DL_CHECK_FOR_REDUCE, DL_CHECK_FOR_RESERVE } dl_check_for;
+dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_check_for call,
                             cudaStream_t stream, dl_scan_request *request);
 dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
 /* A dlscan_op. */

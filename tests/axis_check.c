@@ -382,10 +382,24 @@ void axis_check_bad_input(dlscan_handle_t h, const test_memory *m, void *foreign
                    "dlscan_reserve_scan(h, NULL)");
     EXPECT(dlscan_reserve_scan(NULL, &columns) == DLSCAN_ERROR_INVALID_HANDLE,
            "dlscan_reserve_scan(NULL, ...) is not refused as an invalid handle");
-    /* Reserving for good calls succeeds and writes nothing. */
-    const dlscan_status reserved[2] = {dlscan_reserve_scan(h, &columns), dlscan_reserve_scan(h, &rows)};
+    /* Reserving without the items' buffers: all of them NULL, or none (a scan takes none NULL). */
+    a = columns;
+    a.d_in = a.d_out = NULL;
+    expect_refused(h, dlscan_scan(h, &a, s), DLSCAN_ERROR_INVALID_ARGUMENT, "d_in",
+                   "columns: d_in = d_out = NULL");
+    a.d_out = d_out;
+    expect_refused(h, dlscan_reserve_scan(h, &a), DLSCAN_ERROR_INVALID_ARGUMENT, "d_in",
+                   "dlscan_reserve_scan: columns: d_in = NULL, d_out set");
+    /* Reserving for good calls succeeds and writes nothing, with or without the buffers. */
+    dlscan_scan_args unbuffered[2] = {columns, rows};
     for (int i = 0; i < 2; ++i)
-        EXPECT(reserved[i] == DLSCAN_SUCCESS, "dlscan_reserve_scan of the %s: %s (%s)", i ? "rows" : "columns",
+        unbuffered[i].d_in = unbuffered[i].d_out = NULL;
+    const dlscan_status reserved[4] = {dlscan_reserve_scan(h, &columns), dlscan_reserve_scan(h, &rows),
+                                       dlscan_reserve_scan(h, &unbuffered[0]),
+                                       dlscan_reserve_scan(h, &unbuffered[1])};
+    for (int i = 0; i < 4; ++i)
+        EXPECT(reserved[i] == DLSCAN_SUCCESS, "dlscan_reserve_scan of the %s%s: %s (%s)",
+               i % 2 ? "rows" : "columns", i >= 2 ? ", d_in = d_out = NULL" : "",
                dlscan_status_string(reserved[i]), dlscan_last_error(h));
     test_expect_poisoned(m, d_out, bytes, "a refused scan along an axis");
     test_expect_poisoned(m, d_totals, total_bytes + 16, "a refused scan along an axis (d_totals)");

@@ -223,11 +223,12 @@ static PyMethodDef dlpy_methods[] = {
      "float64), over x flattened, through a user operator.\n\n"
      "Returns out."},
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,
-     "reserve(x, *, dtype=None)\n--\n\n"
+     "reserve(x, *, dtype=None, axis=None)\n--\n\n"
      "Grows the calling thread's handle for x's device so that scans of up to x's size items into\n"
      "dtype (default: the types cumsum, cummin and cummax of x write) allocate nothing: call it\n"
-     "before capturing a CUDA graph. (Compaction grows the handle on its first call of a size:\n"
-     "run it once before capturing.)"},
+     "before capturing a CUDA graph. With axis=, for the scans of x along that axis (a scan down\n"
+     "columns takes more than one of x's size flattened). (Compaction grows the handle on its\n"
+     "first call of a size: run it once before capturing.)"},
     {"_setup", dlpy_setup, METH_VARARGS, "dlscan/__init__.py's helpers for the module."},
     {"has_gpu_backend", dlpy_has_gpu_backend, METH_NOARGS,
      "has_gpu_backend()\n--\n\nWhether this dlscan was built with the GPU backend."},

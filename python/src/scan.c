@@ -393,23 +393,38 @@ PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs)
 PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *keywords[] = {"x", "dtype", NULL};
-    PyObject *x, *dtype = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:reserve", keywords, &x, &dtype))
+    static char *keywords[] = {"x", "dtype", "axis", NULL};
+    PyObject *x, *dtype = Py_None, *axis = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:reserve", keywords, &x, &dtype, &axis))
         return NULL;
     dlpy_place place = {.device = DLPY_HOST};
     dlpy_array in = DLPY_ARRAY_EMPTY;
     if (dlpy_array_take_nd(&in, x, "reserve", "x", &place, 1, 0) < 0)
         return NULL;
     PyObject *returned = NULL;
-    int previous_device = -1;
+    int previous_device = -1, d = 0;
     /* Without dtype=: the output types of cumsum, cummin and cummax of x by default. */
     const int kinds[2] = {dtype == Py_None ? in.kind : dlpy_kind_from_dtype(dtype, "reserve"),
                           dlpy_default_kind(in.kind, DLSCAN_SUM)};
-    dlscan_handle_t h = kinds[0] < 0 ? NULL : dlpy_handle(&place, "reserve", &previous_device);
+    dlscan_handle_t h = kinds[0] < 0 || (axis != Py_None && dlpy_axis(axis, in.ndim, "reserve", &d) < 0)
+                            ? NULL
+                            : dlpy_handle(&place, "reserve", &previous_device);
     dlscan_status status = DLSCAN_SUCCESS;
-    for (int i = 0; h && i < (dtype == Py_None ? 2 : 1) && status == DLSCAN_SUCCESS; ++i)
-        status = dlscan_reserve(h, in.n, dlpy_type(kinds[i]));
+    for (int i = 0; h && i < (dtype == Py_None ? 2 : 1) && status == DLSCAN_SUCCESS; ++i) {
+        if (axis == Py_None) {
+            status = dlscan_reserve(h, in.n, dlpy_type(kinds[i]));
+        } else { /* the scan along the axis, as cumsum makes it, without its buffers */
+            dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+            a.n = in.n;
+            a.in_type = dlpy_type(in.kind);
+            a.out_type = dlpy_type(kinds[i]);
+            a.axis_length = in.ndim > 0 ? in.shape[d] : 1;
+            a.axis_stride = 1;
+            for (int k = d + 1; k < in.ndim; ++k)
+                a.axis_stride *= in.shape[k];
+            status = a.n == 0 ? DLSCAN_SUCCESS : dlscan_reserve_scan(h, &a);
+        }
+    }
     if (h)
         returned = status == DLSCAN_SUCCESS ? Py_NewRef(Py_None) : dlpy_raise(h, status, "reserve");
     dlpy_restore_device(previous_device);

@@ -223,6 +223,21 @@ def test_reserve():
     assert dlscan.reserve(np.zeros(1 << 20, np.float32), dtype="float64") is None
 
 
+def test_reserve_along_an_axis():
+    """reserve(axis=) sizes the scans along that axis, as cumsum takes them, and refuses what
+    cumsum would refuse."""
+    x = np.zeros((1000, 7, 3), np.int32)
+    for axis in (0, 1, 2, -1, -3):
+        assert dlscan.reserve(x, axis=axis) is None
+        assert dlscan.reserve(x, axis=axis, dtype="int64") is None
+    assert dlscan.reserve(np.zeros((0, 5), np.float32), axis=0) is None
+    assert dlscan.reserve(np.array(2.0), axis=0) is None
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds for array of dimension 3"):
+        dlscan.reserve(x, axis=3)
+    with pytest.raises(TypeError):
+        dlscan.reserve(x, axis=True)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_min_and_max_propagate_nan(rng, dtype):
     """NaN propagates as in numpy.minimum.accumulate and torch.cummax: PyTorch's own case,
