@@ -982,11 +982,24 @@ __host__ __device__ constexpr bool dl_short_rows(uint64_t length, uint64_t tile_
     return length && (length & (length - 1)) == 0 && length <= tile_items;
 }
 
-/* The whole rows of `length` items a tile of T holds: as many as fit in its slots after the
- * vec - 1 slots that may precede its first item. */
+/* The slots of a tile of T that whole rows fill: all but the vec - 1 that may precede its first
+ * item (the first item may be the aligned vector's last). */
+template <typename T> __host__ __device__ constexpr int dl_whole_rows_slots()
+{
+    return dl_segment_shape<T>::tile_items - dl_segment_shape<T>::vec + 1;
+}
+
+/* Whether rows of `length` items are whole rows of T's tiles: from a vector's items to the
+ * slots. */
+template <typename T> __host__ __device__ constexpr bool dl_whole_rows(uint64_t length)
+{
+    return length >= (uint64_t)dl_segment_shape<T>::vec && length <= (uint64_t)dl_whole_rows_slots<T>();
+}
+
+/* The whole rows of `length` items a tile of T holds. */
 template <typename T> __host__ __device__ constexpr int dl_whole_rows_per_tile(int length)
 {
-    return (dl_segment_shape<T>::tile_items - dl_segment_shape<T>::vec + 1) / length;
+    return dl_whole_rows_slots<T>() / length;
 }
 
 /* The whole rows' registers, capped (policy.h) through __maxnreg__, which came with CUDA 12.4:
@@ -1131,14 +1144,6 @@ __global__ void __launch_bounds__(DL_SCAN_THREADS) DL_WHOLE_ROWS_REGISTERS(T)
     }
 }
 
-/* Whether rows of `length` are whole rows of the tile of `tile_items` items of `vec` a vector:
- * from a vector's items to the tile's less vec - 1 (its first item may be the aligned vector's
- * last). */
-__host__ __device__ constexpr bool dl_whole_rows(uint64_t length, uint64_t tile_items, uint64_t vec)
-{
-    return length >= vec && length <= tile_items - vec + 1;
-}
-
 /* ---------------------------------------------------------------- launcher */
 
 /* The persistent kernel for segments BY, tree or left fold. */
@@ -1174,7 +1179,7 @@ struct dl_segment_launcher {
             if (aligned && dl_short_rows(p->row_length, S::tile_items))
                 return dl_launch(dl_short_rows_kernel<T, Op>, *p, dim3(tiles), dim3(S::threads), 0,
                                  p->scan.dependent_launch, stream);
-            if (aligned && dl_whole_rows(p->row_length, S::tile_items, S::vec)) {
+            if (aligned && dl_whole_rows<T>(p->row_length)) {
                 const uint64_t per_tile = (uint64_t)dl_whole_rows_per_tile<T>((int)p->row_length);
                 const uint64_t rows = p->scan.n / p->row_length, blocks = (rows + per_tile - 1) / per_tile;
                 if (blocks <= 0x7fffffffu)
