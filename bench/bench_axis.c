@@ -13,10 +13,10 @@
  *
  * The shapes, each of about 2^log items (--log, 26 by default, at most 30; lowered to what the
  * GPU's free memory holds):
- *   rows [B, L]     L = 16, 64, 256, 1000, 1024, 4096, 32000, 131072, 2^20 and 2^log (one
+ *   rows [B, L]     L = 1, 2, 4, 16, 64, 256, 1000, 1024, 4096, 32000, 131072, 2^20 and 2^log (one
  *                   row), B = 2^log / L rounded down, n = B x L (32000 at 2^26: 2097 rows, n =
  *                   67104000); a length of 2^log or more before the one row is left out;
- *   columns [N, M]  M = 2, 16, 64, 256, 4096, 65536, N = 2^log / M; left out where N < 2.
+ *   columns [N, M]  M = 2, 4, 16, 64, 256, 4096, 65536, N = 2^log / M; left out where N < 2.
  *
  * Per shape, up to four variants:
  *   memcpy          cudaMemcpyAsync device to device of the n items, d_in to d_out: the floor.
@@ -84,7 +84,7 @@
 int test_expect_failures; /* scan_check.c's plain-build counter (unused here) */
 
 #define MAX_TYPES 4
-#define MAX_SHAPES 16
+#define MAX_SHAPES 24
 #define GUARD_BYTES 64   /* poisoned bytes past d_out and d_totals, checked after each guard call */
 #define GATHER_WIDTH 64  /* columns gathered at a time for the reference */
 
@@ -95,9 +95,9 @@ static const char *const layout_names[] = {"rows", "columns"};
 
 /* The shapes of the full run and of --quick: rows by L (0: one row of all the items), columns
  * by M. */
-static const size_t row_lengths[] = {16, 64, 256, 1000, 1024, 4096, 32000, 131072, (size_t)1 << 20, 0};
+static const size_t row_lengths[] = {1, 2, 4, 16, 64, 256, 1000, 1024, 4096, 32000, 131072, (size_t)1 << 20, 0};
 static const size_t quick_row_lengths[] = {16, 1024, 32000, 0};
-static const size_t column_widths[] = {2, 16, 64, 256, 4096, 65536};
+static const size_t column_widths[] = {2, 4, 16, 64, 256, 4096, 65536};
 static const size_t quick_column_widths[] = {2, 256, 65536};
 
 /* ---------------------------------------------------------------- options */
