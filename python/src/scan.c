@@ -81,6 +81,16 @@ int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d)
     return -1;
 }
 
+/* The scans of `in` along dimension d: their length, and the items between two of a scan's items
+ * (the product of the extents after d). */
+static void dlpy_axis_shape(const dlpy_array *in, int d, size_t *length, size_t *stride)
+{
+    *length = in->ndim > 0 ? in->shape[d] : 1;
+    *stride = 1;
+    for (int k = d + 1; k < in->ndim; ++k)
+        *stride *= in->shape[k];
+}
+
 /* An out= for a scan along an axis: x's shape (a 0-d x: one item, 1-D); with axis=None, 1-D
  * of x's size. */
 static int dlpy_check_out_shape(const dlpy_array *in, const dlpy_array *out, int along,
@@ -225,10 +235,7 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         int d;
         if (dlpy_axis(axis, in.ndim, func, &d) < 0)
             goto done;
-        axis_length = in.ndim > 0 ? in.shape[d] : 1;
-        axis_stride = 1;
-        for (int k = d + 1; k < in.ndim; ++k)
-            axis_stride *= in.shape[k];
+        dlpy_axis_shape(&in, d, &axis_length, &axis_stride);
         if (keys != Py_None || offsets != Py_None) {
             PyErr_Format(PyExc_ValueError, "dlscan.%s: axis with %s: a segmented scan runs over x "
                          "flattened (pass axis=None)", func, keys != Py_None ? "keys" : "offsets");
@@ -418,10 +425,7 @@ PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
             a.n = in.n;
             a.in_type = dlpy_type(in.kind);
             a.out_type = dlpy_type(kinds[i]);
-            a.axis_length = in.ndim > 0 ? in.shape[d] : 1;
-            a.axis_stride = 1;
-            for (int k = d + 1; k < in.ndim; ++k)
-                a.axis_stride *= in.shape[k];
+            dlpy_axis_shape(&in, d, &a.axis_length, &a.axis_stride);
             status = a.n == 0 ? DLSCAN_SUCCESS : dlscan_reserve_scan(h, &a);
         }
     }
