@@ -166,6 +166,11 @@ int main(int argc, char **argv)
     printf("# second creation of the user sum (the process's cache): %.2f ms", create_ms(c.h, &sum, 0, 0, NULL, &again, &source));
     printf(" (source %d)\n", source);
     dlscan_operator_destroy(again);
+    const float other_decay = 0.5f; /* a is the module's constant, so every a shares one program */
+    printf("# scalar a of another value (the process's cache): %.2f ms",
+           create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, &other_decay, &again, &source));
+    printf(" (source %d)\n", source);
+    dlscan_operator_destroy(again);
 
     int logs[9], count = 0;
     if (quick) {

@@ -59,8 +59,8 @@ struct dlscan_operator {
     void (*combine)(void *result, const void *earlier, const void *later);
     void (*load)(void *state, const void *item, const void *item2);
     void (*store)(void *item, const void *state);
-    unsigned char item2[DLSCAN_STATE_MAX_BYTES]; /* CPU: load's item2 where the scan has one */
-    int has_item2;                               /* input (a built-in's constant), or none */
+    unsigned char item2[DLSCAN_STATE_MAX_BYTES]; /* a built-in's constant (in_bytes): the CPU's */
+    int has_item2;                               /* load's item2, the GPU code's dlscan_constant */
     void *library;          /* GPU: the loaded code (cudaLibrary_t) */
     const void *kernels[4]; /* GPU (cudaKernel_t): one block per tile, tree and left fold; persistent,
                                tree and left fold */

@@ -316,7 +316,8 @@ static double dl_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/* Loads a cubin into op: its four kernels, the persistent ones let use their ring of stages. */
+/* Loads a cubin into op: its four kernels, the persistent ones let use their ring of stages, and
+ * a built-in's constant (operator.c) into the module's dlscan_constant. */
 static cudaError_t dl_jit_load(struct dlscan_operator *op, const void *cubin, int device)
 {
     static const char *const names[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
@@ -329,6 +330,14 @@ static cudaError_t dl_jit_load(struct dlscan_operator *op, const void *cubin, in
     for (int k = 2; k < 4 && error == cudaSuccess; ++k)
         error = cudaKernelSetAttributeForDevice(kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)dl_user_ring_bytes(op), device);
+    if (error == cudaSuccess && op->has_item2) {
+        void *constant = NULL;
+        size_t bytes = 0;
+        error = cudaLibraryGetGlobal(&constant, &bytes, library, "dlscan_constant");
+        if (error == cudaSuccess)
+            error = bytes == op->in_bytes ? cudaMemcpy(constant, op->item2, bytes, cudaMemcpyHostToDevice)
+                                          : cudaErrorInvalidSymbol;
+    }
     if (error != cudaSuccess) {
         if (library)
             cudaLibraryUnload(library);

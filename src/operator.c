@@ -54,7 +54,11 @@ static dlscan_status dl_check_desc(dlscan_handle_t h, const dlscan_operator_desc
     return DLSCAN_SUCCESS;
 }
 
-dlscan_status dlscan_operator_create(dlscan_handle_t h, const dlscan_operator_desc *desc, dlscan_operator_t *op)
+/* An operator from its description; constant (in_bytes, or NULL) is a built-in's value that
+ * load takes for every item (the scalar recurrence's a): the CPU's load gets it as item2, and the
+ * GPU's code reads it from its module's dlscan_constant. */
+static dlscan_status dl_operator_make(dlscan_handle_t h, const dlscan_operator_desc *desc, const void *constant,
+                                      dlscan_operator_t *op)
 {
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
@@ -80,12 +84,21 @@ dlscan_status dlscan_operator_create(dlscan_handle_t h, const dlscan_operator_de
     o->combine = desc->combine;
     o->load = desc->load;
     o->store = desc->store;
+    if (constant) {
+        memcpy(o->item2, constant, desc->in_bytes);
+        o->has_item2 = 1;
+    }
     if (o->device_memory && (status = dl_jit_build(h, o, desc->source)) != DLSCAN_SUCCESS) {
         free(o);
         return status;
     }
     *op = o;
     return DLSCAN_SUCCESS;
+}
+
+dlscan_status dlscan_operator_create(dlscan_handle_t h, const dlscan_operator_desc *desc, dlscan_operator_t *op)
+{
+    return dl_operator_make(h, desc, NULL, op);
 }
 
 void dlscan_operator_destroy(dlscan_operator_t op)
@@ -236,7 +249,9 @@ DL_RECURRENCE(f64, double, fma)
 DL_RECURRENCE_SCALAR(f32, float)
 DL_RECURRENCE_SCALAR(f64, double)
 
-/* The built-ins' CUDA C. %s: the state's C type; the scalar recurrence's a as a literal. */
+/* The built-ins' CUDA C. %s: the state's C type. The scalar recurrence's a is the module's
+ * dlscan_constant, which jit.c sets from the operator's item2 once its code is loaded: one
+ * compiled program serves every a. */
 static const char dl_product_source[] = "typedef %s dlscan_state;\n"
                                         "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)"
                                         " { return x * y; }\n";
@@ -273,7 +288,8 @@ static const char dl_recurrence_scalar_source[] =
     "typedef real dlscan_in; typedef real dlscan_out;\n"
     "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
     "{ return dlscan_state{x.a * y.a, fma(y.a, x.b, y.b)}; }\n"
-    "__device__ dlscan_state dlscan_load(real b) { return dlscan_state{real(%a), b}; }\n"
+    "__constant__ real dlscan_constant;\n"
+    "__device__ dlscan_state dlscan_load(real b) { return dlscan_state{dlscan_constant, b}; }\n"
     "__device__ real dlscan_store(dlscan_state s) { return s.b; }\n";
 
 dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, dlscan_type type,
@@ -331,8 +347,7 @@ dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, d
             d.combine = f32 ? dl_lr_combine_f32 : dl_lr_combine_f64;
             d.store = f32 ? dl_lr_store_f32 : dl_lr_store_f64;
             if (parameter) {
-                const double a = f32 ? (double)*(const float *)parameter : *(const double *)parameter;
-                snprintf(source, sizeof source, dl_recurrence_scalar_source, c_type, a);
+                snprintf(source, sizeof source, dl_recurrence_scalar_source, c_type);
                 d.load = f32 ? dl_lr_scalar_load_f32 : dl_lr_scalar_load_f64;
             } else {
                 snprintf(source, sizeof source, dl_recurrence_source, c_type);
@@ -346,11 +361,5 @@ dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, d
     }
     d.identity = identity;
     d.source = source;
-    const dlscan_status status = dlscan_operator_create(h, &d, op);
-    if (status == DLSCAN_SUCCESS && which == DLSCAN_BUILTIN_LINEAR_RECURRENCE && parameter)
-    {
-        memcpy((*op)->item2, parameter, size); /* the CPU's a */
-        (*op)->has_item2 = 1;
-    }
-    return status;
+    return dl_operator_make(h, &d, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? parameter : NULL, op);
 }
