@@ -31,7 +31,10 @@
  *                   (a multiple of 4); else by the segmented scan's kernels with each segment's
  *                   head computed from the index. Columns:
  *                   axis_length = N, axis_stride = M, served by the column kernel
- *                   (device/axis_kernel.cu), a look-back descriptor per column of each tile;
+ *                   (device/axis_kernel.cu), a look-back descriptor per column of each tile,
+ *                   but for rows of 8 or 16 bytes (M = 2 and 4 of 32-bit types, 2 of 64-bit
+ *                   types, into themselves, sm_90): the plain scan's persistent kernel over
+ *                   the N rows as values of M lanes;
  *   dlscan-offsets  rows only: dlscan_scan over offsets 0, L, 2L, ..., B x L (d_offsets,
  *                   num_segments = B);
  *   cub             rows only: cub::DeviceSegmentedScan (CUB 3.3 and newer: bench_cub_segmented_scan
@@ -497,7 +500,8 @@ static void print_csv_header(FILE *csv, const options *o, const char *provenance
             "rows the segmented scan's kernels with "
             "the heads computed from the index; columns [N, M]: "
             "axis_length = N, axis_stride = M, the column kernel, a look-back descriptor per column "
-            "of each tile\n"
+            "of each tile, but rows of 8 or 16 bytes (M = 2 and 4 of 32-bit types, 2 of 64-bit types, into "
+            "themselves, sm_90) the plain scan's persistent kernel over the N rows as values of M lanes\n"
             "# variant dlscan-offsets: rows only: dlscan_scan over offsets 0, L, ..., B x L "
             "(num_segments = B), the way before the axis\n"
             "# variant cub: rows only: cub::DeviceSegmentedScan::%s over the same offsets (begin "
@@ -539,7 +543,9 @@ static void markdown(FILE *f, const struct cudaDeviceProp *prop, const options *
                "other rows by the segmented scan's kernels, each row's head computed from the index (no "
                "offsets read); "
                "columns [N, M] (axis_length = N, axis_stride = M) by the column kernel, a look-back "
-               "descriptor per column of each tile. Offsets: the rows as dlscan's segmented scan over "
+               "descriptor per column of each tile, but rows of 8 or 16 bytes (M = 2 and 4 of 32-bit types, "
+               "2 of 64-bit types, into themselves, sm_90) by the plain scan's persistent kernel over "
+               "the N rows as values of M lanes. Offsets: the rows as dlscan's segmented scan over "
                "the offsets 0, L, ..., B x L (num_segments = B), the way before the axis. CUB: "
                "cub::DeviceSegmentedScan::%s over the same offsets, one block per segment (CUB %s%s). "
                "CUB by key: cub::DeviceScan's inclusive scan by key with each item's row as its int32 "

@@ -24,6 +24,10 @@
  * The look-back walks one predecessor at a time per column: most tiles find their predecessor
  * P already. Float sums fold in the order the look-back meets the descriptors, as the plain
  * scans do by default: bit-for-bit reproducible only where the tiles publish in one order.
+ *
+ * One array of rows of 8 or 16 bytes of a type into itself ([N, 2] or [N, 4] of a 32-bit type,
+ * [N, 2] of a 64-bit one) does not come here where the persistent kernel runs: gpu_backend.c
+ * scans it as N rows of lanes on that kernel (scan_kernel.cu, dl_gpu_lanes_launch).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>

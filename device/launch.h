@@ -141,6 +141,15 @@ typedef struct dl_axis_params {
 int dl_gpu_axis_launch(const dl_axis_params *params, dlscan_type in_type, dlscan_type type,
                        dlscan_op op, cudaStream_t stream);
 
+/* Enqueues the columns of one [N, lanes] array of a type scanned into itself whose rows are 8 or
+ * 16 bytes (policy.h, DL_AXIS_LANES_*) as a plain scan of its N rows of lanes on the persistent
+ * kernel (device/scan_kernel.cu): the params' n and tiles count rows and their tiles
+ * (DL_SCAN_TILE_ITEMS_8B x 8 / the row's bytes rows each), seed_bits is the init's (every lane
+ * starts from it), init is one item, total is d_totals (lanes items) or NULL. Returns what
+ * dl_gpu_scan_launch does. */
+int dl_gpu_lanes_launch(const dl_scan_params *params, dlscan_type type, dlscan_op op, uint32_t lanes,
+                        int left_fold, cudaStream_t stream);
+
 /* Stream compaction (device/compact_kernel.cu). */
 typedef enum dl_compact_kind {
     DL_COMPACT_SELECT_FLAGGED = 0,

@@ -1,7 +1,8 @@
 /*
  * ops.cuh: the scan operators for device code (sum, min, max with their identities and
  * traits; the segmented operator over them), the conversions of items into a scan's accumulator
- * and of its results into the output type, and the dispatch from dlscan's enums to a kernel
+ * and of its results into the output type, rows of lanes (a narrow array's columns as one
+ * value, combined lane by lane), and the dispatch from dlscan's enums to a kernel
  * instantiated over them.
  *
  * Signed integer sums run as unsigned sums of the same bits: two's-complement wrap-around
@@ -243,6 +244,50 @@ template <typename OUT, typename T> __device__ __forceinline__ OUT dl_narrow(T x
 {
     return dl_round<OUT>::from(x);
 }
+
+/* ---------------------------------------------------------------- rows of lanes */
+
+/* A row of M neighbouring columns' items as one value, combined lane by lane: the columns of an
+ * [N, M] array whose rows are 8 or 16 bytes (policy.h, DL_AXIS_LANES_*) are then a plain scan of
+ * its N rows, on the plain scan's kernel (scan_kernel.cu, dl_gpu_lanes_launch). */
+template <typename Y, int M> struct dl_lanes {
+    Y lane[M];
+};
+
+template <typename Y, int M> __device__ __forceinline__ dl_lanes<Y, M> dl_lanes_of(Y y)
+{
+    dl_lanes<Y, M> x;
+#pragma unroll
+    for (int k = 0; k < M; ++k)
+        x.lane[k] = y;
+    return x;
+}
+
+template <typename Y, typename YOp, int M> struct dl_lanewise {
+    __device__ static dl_lanes<Y, M> identity() { return dl_lanes_of<Y, M>(YOp::identity()); }
+    __device__ dl_lanes<Y, M> operator()(dl_lanes<Y, M> a, dl_lanes<Y, M> b) const
+    {
+#pragma unroll
+        for (int k = 0; k < M; ++k)
+            a.lane[k] = YOp()(a.lane[k], b.lane[k]);
+        return a;
+    }
+};
+template <typename Y, typename YOp, int M> struct dl_fold_order_matters<dl_lanes<Y, M>, dl_lanewise<Y, YOp, M>> {
+    static constexpr bool value = dl_fold_order_matters<Y, YOp>::value;
+};
+
+/* A scan's seed as a value of T: from the init's bits (the low bytes of a 64-bit word, the host's
+ * dl_acc_bits) or from the init in device memory, one item of OUT. A row of lanes takes the one
+ * init in every lane. */
+template <typename T, typename OUT> struct dl_seed_of {
+    __device__ static T bits(uint64_t bits) { return dl_value_from_bits<T>(bits); }
+    __device__ static T read(const void *init) { return dl_widen<T>(*static_cast<const OUT *>(init)); }
+};
+template <typename Y, int M> struct dl_seed_of<dl_lanes<Y, M>, dl_lanes<Y, M>> {
+    __device__ static dl_lanes<Y, M> bits(uint64_t bits) { return dl_lanes_of<Y, M>(dl_value_from_bits<Y>(bits)); }
+    __device__ static dl_lanes<Y, M> read(const void *init) { return dl_lanes_of<Y, M>(*static_cast<const Y *>(init)); }
+};
 
 /* ---------------------------------------------------------------- dispatch */
 

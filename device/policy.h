@@ -89,6 +89,12 @@
 #define DL_AXIS_ROWS(acc_bytes, narrow)                                                           \
     ((narrow) ? ((acc_bytes) == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)             \
               : ((acc_bytes) == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B))
+/* Columns of one array, of a type into itself, whose rows are 8 or 16 bytes (2 or 4 columns of a
+ * 32-bit type, 2 of a 64-bit type), on sm_90 with the persistent kernels: a plain scan of rows of
+ * lanes (scan_kernel.cu, dl_gpu_lanes_launch), each row one item of the plain scan's tile. */
+#define DL_AXIS_LANES_4B 2
+#define DL_AXIS_LANES_4B_WIDE 4
+#define DL_AXIS_LANES_8B 2
 
 /* ---- Reductions (reduce_kernel.cu; bench/NOTES.md, "Reductions") ----
  * 256 threads a block, each folding its 16-byte vectors into this many accumulators, one load of

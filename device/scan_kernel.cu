@@ -169,8 +169,8 @@ template <typename T, typename OUT>
 __device__ __forceinline__ T dl_scan_seed(const dl_scan_params &p, uint32_t tile)
 {
     if (p.init && tile == 0)
-        return dl_widen<T>(*static_cast<const OUT *>(p.init));
-    return dl_value_from_bits<T>(p.seed_bits);
+        return dl_seed_of<T, OUT>::read(p.init);
+    return dl_seed_of<T, OUT>::bits(p.seed_bits);
 }
 
 /* ---------------------------------------------------------------- one block per tile */
@@ -282,7 +282,7 @@ template <typename IN, typename T, typename OUT, bool ROWS> struct dl_scan_fill 
         const bool reads_init = tile == 0 && p.init;
         if (base + S::tile_items > p.n) { /* the partial last tile: from global memory */
             if (reads_init)
-                *seed = dl_widen<T>(*static_cast<const OUT *>(p.init));
+                *seed = dl_seed_of<T, OUT>::read(p.init);
             return false;
         }
         const IN *from = static_cast<const IN *>(p.in) + base;
@@ -293,18 +293,30 @@ template <typename IN, typename T, typename OUT, bool ROWS> struct dl_scan_fill 
         }
         dl_bulk_expect_only(full, bytes);
         dl_bulk_copy<true>(stages + s * bytes, from, bytes, full);
-        *seed = dl_widen<T>(*static_cast<const OUT *>(p.init));
+        *seed = dl_seed_of<T, OUT>::read(p.init);
         dl_mbar_arrive(full);
         return true;
     }
 };
+
+/* A stage's value of T (ring.cuh, dl_stage_header), a row of lanes lane by lane: a volatile
+ * read takes no struct. */
+template <typename T> __device__ __forceinline__ T dl_stage_value(const T &field) { return dl_stage_header(field); }
+template <typename Y, int M> __device__ __forceinline__ dl_lanes<Y, M> dl_stage_value(const dl_lanes<Y, M> &field)
+{
+    dl_lanes<Y, M> v;
+#pragma unroll
+    for (int k = 0; k < M; ++k)
+        v.lane[k] = dl_stage_header(field.lane[k]);
+    return v;
+}
 
 /* The seed of a stage's tile in the persistent kernel: tile 0's init from device memory
  * (dl_scan_fill), else `seed` (the host's, which only tile 0 uses). */
 template <typename T, typename SHARED>
 __device__ __forceinline__ T dl_stage_seed(const dl_scan_params &p, SHARED &sh, uint32_t tile, T seed)
 {
-    return tile == 0 && p.init ? dl_stage_header(sh.seed) : seed;
+    return tile == 0 && p.init ? dl_stage_value(sh.seed) : seed;
 }
 
 /* Whether the compute warps take the block's first tile alone: where the grid has a block for
@@ -437,7 +449,7 @@ __device__ __forceinline__ void dl_persistent_compute(const dl_scan_params &p, c
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         if (tile >= tiles)
             return;
-        const T aggregate = reduced ? dl_stage_header(sh.stage_aggregate[s]) : Op::identity();
+        const T aggregate = reduced ? dl_stage_value(sh.stage_aggregate[s]) : Op::identity();
         const uint32_t epoch = sh.epoch;
         const dl_tile_place at = dl_scan_place<T, OUT, ROWS>(p, tile);
         T v[S::rows][S::vec];
@@ -505,7 +517,7 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks
     const dl_probe probe(p.control);
     dl_ring_init(sh, S::warps);
     dl_grid_dependency();
-    const T seed = dl_value_from_bits<T>(p.seed_bits);
+    const T seed = dl_seed_of<T, OUT>::bits(p.seed_bits);
     if (warp == S::warps)
         dl_persistent_produce(p.control, probe, sh, tiles,
                               dl_scan_fill<IN, T, OUT, ROWS>{p, stages, &sh.seed});
@@ -570,6 +582,55 @@ extern "C" int dl_gpu_scan_launch(const dl_scan_params *params, dlscan_type in_t
                                   dlscan_op op, int left_fold, cudaStream_t stream)
 {
     const int error = dl_dispatch_pair<dl_scan_launcher>(in_type, type, op, params, left_fold, stream);
+    return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
+}
+
+/* The columns of one [N, M] array of a type scanned into itself whose rows are 8 or 16 bytes
+ * (gpu_backend.c, dl_gpu_lanes; policy.h, DL_AXIS_LANES_*): a plain scan of N rows of lanes
+ * (ops.cuh, dl_lanes), each one value combined lane by lane, on the persistent kernel, which the
+ * host takes only where it runs (sm_90, 16-byte aligned pointers, more tiles than the policy row's
+ * threshold). A row of lanes is an 8- or 16-byte item, so the tile, ring and look-back are the
+ * plain scan's: the column kernel's tile per column and serial look-back are left to wider
+ * arrays. p.total is d_totals, one row. */
+template <typename Y, typename YOp, int M>
+static int dl_lanes_run(const dl_scan_params *p, int left_fold, cudaStream_t stream)
+{
+    using L = dl_lanes<Y, M>;
+    using LOp = dl_lanewise<Y, YOp, M>;
+    static_assert(dl_scan_shape<L>::tile_items == DL_SCAN_TILE_ITEMS_8B * 8 / (int)sizeof(L),
+                  "the host's tiles of rows (gpu_backend.c, dl_gpu_lanes)");
+    constexpr bool fold_matters = dl_fold_order_matters<L, LOp>::value;
+    const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * dl_scan_blocks_per_sm<L, L>();
+    const uint64_t blocks = p->tiles < grid ? p->tiles : grid;
+    const size_t stage_bytes = (size_t)dl_scan_shared_for<L, L, false>::stages * dl_scan_stage_bytes<L, L>();
+    return dl_launch(left_fold && fold_matters ? dl_scan_persistent_kernel<L, L, L, LOp, fold_matters, false>
+                                               : dl_scan_persistent_kernel<L, L, L, LOp, false, false>,
+                     *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes, p->dependent_launch,
+                     stream);
+}
+
+struct dl_lanes_launcher {
+    template <typename IN, typename T, typename OUT, typename Op>
+    static int run(const dl_scan_params *p, uint32_t lanes, int left_fold, cudaStream_t stream)
+    {
+        if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value && sizeof(T) == 4) {
+            if (lanes == DL_AXIS_LANES_4B)
+                return dl_lanes_run<T, Op, DL_AXIS_LANES_4B>(p, left_fold, stream);
+            if (lanes == DL_AXIS_LANES_4B_WIDE)
+                return dl_lanes_run<T, Op, DL_AXIS_LANES_4B_WIDE>(p, left_fold, stream);
+        }
+        if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value && sizeof(T) == 8) {
+            if (lanes == DL_AXIS_LANES_8B)
+                return dl_lanes_run<T, Op, DL_AXIS_LANES_8B>(p, left_fold, stream);
+        }
+        return (int)cudaErrorInvalidValue;
+    }
+};
+
+extern "C" int dl_gpu_lanes_launch(const dl_scan_params *params, dlscan_type type, dlscan_op op, uint32_t lanes,
+                                   int left_fold, cudaStream_t stream)
+{
+    const int error = dl_dispatch_pair<dl_lanes_launcher>(type, type, op, params, lanes, left_fold, stream);
     return error == DL_NO_PAIR ? (int)cudaErrorInvalidValue : error;
 }
 

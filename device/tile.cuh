@@ -47,7 +47,7 @@ template <typename T, int ROWS = sizeof(T) == 4 ? DL_SCAN_ROWS_4B : DL_SCAN_ROWS
     static constexpr int tile_items = threads * vec * rows;
     static constexpr int tile_bytes = tile_items * (int)sizeof(T);
     /* the transposed warp scan's passes (warp.cuh): its scratch near 1 KB per warp */
-    static constexpr int scratch_passes = sizeof(T) == 8 ? 2 : 1;
+    static constexpr int scratch_passes = sizeof(T) == 16 ? 4 : sizeof(T) == 8 ? 2 : 1;
 };
 
 template <typename T, int VEC> union dl_vector {

@@ -281,7 +281,9 @@ DLSCAN_API dlscan_status dlscan_exclusive_scan(dlscan_handle_t h, const void *d_
  *   are not taken with an axis. On a GPU, rows (axis_stride 1) run on the segmented scans'
  *   tiles (rows of a type into itself: short ones each tile on its own, long ones as plain
  *   scans of their own, on at most as many tiles), and other strides give each column of a
- *   tile a descriptor of its own: such a call needs more descriptor storage than
+ *   tile a descriptor of its own (one [N, 2] or [N, 4] array of a 32-bit type into itself, or
+ *   [N, 2] of a 64-bit type, runs as a plain scan of its N rows, on fewer): such a call needs
+ *   more descriptor storage than
  *   dlscan_reserve(n) provides, so before capturing one in a graph, call dlscan_reserve_scan
  *   with its arguments.
  *

@@ -264,6 +264,31 @@ static int dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r, dl_scan
     return 1;
 }
 
+/* The columns of one [N, M] array whose rows are 8 or 16 bytes as a plain scan of its N rows of
+ * lanes on the persistent kernel (device/scan_kernel.cu, dl_gpu_lanes_launch): sets p and returns
+ * 1 for the widths of policy.h's DL_AXIS_LANES_*, a type scanned into itself at 16-byte aligned
+ * pointers, where the persistent kernel runs for the rows' tiles; else returns 0, and the column
+ * kernel takes the columns. Its descriptors (a tile of rows takes one value of the row's bytes)
+ * are fewer than the column kernel's, which the call reserved (dl_gpu_axis_tiles): checked here
+ * all the same. */
+static int dl_gpu_lanes(dlscan_handle_t h, const dl_scan_request *r, dl_scan_params *p)
+{
+    const size_t size = dl_type_size(r->type), lanes = r->axis_stride, length = r->axis_length;
+    const int width = size == 4 ? lanes == DL_AXIS_LANES_4B || lanes == DL_AXIS_LANES_4B_WIDE
+                                : size == 8 && lanes == DL_AXIS_LANES_8B;
+    if (!width || length * lanes != r->n || r->in_type != r->type || r->acc_type != r->type ||
+        ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 || !dl_gpu_persistent_blocks(h))
+        return 0;
+    const size_t row_bytes = lanes * size, tiles = dl_tiles(length, DL_SCAN_TILE_ITEMS_8B * 8 / row_bytes);
+    if (tiles * DL_DESCRIPTOR_WORDS((int)(row_bytes / 4)) > r->tiles * r->tile_descriptors * dl_words_per_tile(r->type) ||
+        tiles <= dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from))
+        return 0;
+    p->n = length;
+    p->tiles = (uint32_t)tiles;
+    p->total = r->totals;
+    return 1;
+}
+
 static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     dl_gpu_state *s = dl_gpu(h);
@@ -304,7 +329,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         .dependent_launch = s->policy->dependent_launch,
     };
     int error;
-    dl_scan_params long_rows = params;
+    dl_scan_params long_rows = params, lanes = params;
     if (r->custom && r->custom->device != s->device) {
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "args->custom was made for device %d, and this handle scans on device %d",
@@ -317,6 +342,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         dl_scan_params reduce = params;
         reduce.tiles = r->tiles < s->reduce_blocks ? (uint32_t)r->tiles : s->reduce_blocks;
         error = dl_gpu_reduce_launch(&reduce, r->in_type, r->type, r->op, h->deterministic, r->stream);
+    } else if (columns && dl_gpu_lanes(h, r, &lanes)) {
+        error = dl_gpu_lanes_launch(&lanes, r->type, r->op, (uint32_t)r->axis_stride, h->deterministic, r->stream);
     } else if (columns) {
         size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
         const dl_axis_shape shape =

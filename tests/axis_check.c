@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "pair_check.h"
+#include "policy.h"
 #include "segment_check.h"
 
 /* Bytes past a separate d_out and past d_totals, poisoned: the call must not write there. */
@@ -209,6 +210,11 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
             shapes[count++] = (axis_shape){(s + l) % 2 ? 3 : 1, lengths[l], strides[s]};
     shapes[count++] = (axis_shape){1 + test_random(rng) % 4, 1 + test_random(rng) % (2 * tile),
                                    2 + test_random(rng) % 300};
+    /* Two and four columns of one array, of 300 or more plain scan tiles of rows and a partial
+     * one: on an sm_90 GPU, a plain scan of rows of lanes (its persistent kernel; rows of 8 or 16
+     * bytes of a type into itself); below its threshold of tiles, the column kernel. */
+    shapes[count++] = (axis_shape){1, 300 * (size_t)DL_SCAN_TILE_ITEMS_8B + 7, 2};
+    shapes[count++] = (axis_shape){1, 300 * (size_t)DL_SCAN_TILE_ITEMS_8B / 2 + 5, 4};
     return count;
 }
 
