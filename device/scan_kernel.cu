@@ -532,6 +532,22 @@ __global__ void __launch_bounds__(DL_SCAN_PERSISTENT_THREADS, dl_scan_min_blocks
 
 /* ---------------------------------------------------------------- launcher */
 
+/* The persistent kernel's launch for IN, T, OUT and Op (ROWS: along long rows): the policy row's
+ * grid for T's blocks per SM, at most a block per tile; the left fold where asked for and the
+ * order of a fold matters. */
+template <typename IN, typename T, typename OUT, typename Op, bool ROWS>
+static int dl_scan_persistent_launch(const dl_scan_params *p, int left_fold, cudaStream_t stream)
+{
+    constexpr bool fold_matters = dl_fold_order_matters<T, Op>::value;
+    const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * dl_scan_blocks_per_sm<IN, T>();
+    const uint64_t blocks = p->tiles < grid ? p->tiles : grid;
+    const size_t stage_bytes = (size_t)dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
+    return dl_launch(left_fold && fold_matters ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters, ROWS>
+                                               : dl_scan_persistent_kernel<IN, T, OUT, Op, false, ROWS>,
+                     *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes, p->dependent_launch,
+                     stream);
+}
+
 /* Picks the kernel and instantiation for IN, T, OUT and Op: where the GPU and the alignment
  * allow, persistent, or one block per tile for fewer tiles than its grid; elsewhere one block
  * per tile with element or vector accesses; tree or left fold. */
@@ -544,27 +560,16 @@ struct dl_scan_launcher {
         const uint32_t tiles = p->tiles;
         const bool vector = (uintptr_t)p->in % 16 == 0 && (uintptr_t)p->out % 16 == 0;
         const bool fold = left_fold && fold_matters;
-        const uint64_t grid =
-            (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * dl_scan_blocks_per_sm<IN, T>();
-        const uint64_t blocks = tiles < grid ? tiles : grid;
-        const size_t stage_bytes =
-            (size_t)dl_scan_shared_for<IN, T, false>::stages * dl_scan_stage_bytes<IN, T>();
         /* Long rows: the host sends only what the persistent kernel takes (gpu_backend.c,
          * dl_gpu_long_rows). */
         if (p->row_length) {
             if constexpr (dl_same<IN, T>::value && dl_same<OUT, T>::value)
-                return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters, true>
-                                      : dl_scan_persistent_kernel<IN, T, OUT, Op, false, true>,
-                                 *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
-                                 p->dependent_launch, stream);
+                return dl_scan_persistent_launch<IN, T, OUT, Op, true>(p, left_fold, stream);
             return (int)cudaErrorInvalidValue;
         }
         /* Persistent from the policy row's count of tiles (policy.h, dl_policy). */
         if (vector && p->persistent_blocks > 0 && tiles > p->persistent_from)
-            return dl_launch(fold ? dl_scan_persistent_kernel<IN, T, OUT, Op, fold_matters, false>
-                                  : dl_scan_persistent_kernel<IN, T, OUT, Op, false, false>,
-                             *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes,
-                             p->dependent_launch, stream);
+            return dl_scan_persistent_launch<IN, T, OUT, Op, false>(p, left_fold, stream);
         if (vector && p->persistent_blocks > 0)
             return dl_launch(fold ? dl_scan_few_tiles_kernel<IN, T, OUT, Op, fold_matters>
                                   : dl_scan_few_tiles_kernel<IN, T, OUT, Op, false>,
@@ -596,17 +601,9 @@ template <typename Y, typename YOp, int M>
 static int dl_lanes_run(const dl_scan_params *p, int left_fold, cudaStream_t stream)
 {
     using L = dl_lanes<Y, M>;
-    using LOp = dl_lanewise<Y, YOp, M>;
     static_assert(dl_scan_shape<L>::tile_items == DL_SCAN_TILE_ITEMS_8B * 8 / (int)sizeof(L),
                   "the host's tiles of rows (gpu_backend.c, dl_gpu_lanes)");
-    constexpr bool fold_matters = dl_fold_order_matters<L, LOp>::value;
-    const uint64_t grid = (uint64_t)p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * dl_scan_blocks_per_sm<L, L>();
-    const uint64_t blocks = p->tiles < grid ? p->tiles : grid;
-    const size_t stage_bytes = (size_t)dl_scan_shared_for<L, L, false>::stages * dl_scan_stage_bytes<L, L>();
-    return dl_launch(left_fold && fold_matters ? dl_scan_persistent_kernel<L, L, L, LOp, fold_matters, false>
-                                               : dl_scan_persistent_kernel<L, L, L, LOp, false, false>,
-                     *p, dim3((unsigned)blocks), dim3(DL_SCAN_PERSISTENT_THREADS), stage_bytes, p->dependent_launch,
-                     stream);
+    return dl_scan_persistent_launch<L, L, L, dl_lanewise<Y, YOp, M>, false>(p, left_fold, stream);
 }
 
 struct dl_lanes_launcher {

@@ -239,6 +239,15 @@ static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t lengt
     return shape;
 }
 
+/* Whether the plain scan's persistent kernel takes r as `tiles` tiles: a type scanned into itself,
+ * at 16-byte aligned pointers, where the persistent kernels run and for more tiles than the
+ * policy row's threshold. (The long rows and the columns' rows of lanes, below.) */
+static int dl_gpu_plain_persistent(dlscan_handle_t h, const dl_scan_request *r, size_t tiles)
+{
+    return r->in_type == r->type && r->acc_type == r->type && ((uintptr_t)r->in | (uintptr_t)r->out) % 16 == 0 &&
+           dl_gpu_persistent_blocks(h) && tiles > dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from);
+}
+
 /* A scan along rows (a request's axis of stride 1) on the plain scan's persistent kernel, each row
  * a chain of its own (device/scan_kernel.cu, dl_tile_place): sets p's tiles and rows and returns
  * 1, or returns 0 where the segmented kernels take the rows (rows of a power of two up to a
@@ -249,13 +258,11 @@ static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t lengt
 static int dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r, dl_scan_params *p)
 {
     const size_t size = dl_type_size(r->type), length = r->axis_length;
-    if (r->in_type != r->type || r->acc_type != r->type || length <= dl_gpu_segment_tile_items(h, r->type) ||
-        length * size % 16 != 0 || ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 ||
-        !dl_gpu_persistent_blocks(h))
+    if (length <= dl_gpu_segment_tile_items(h, r->type) || length * size % 16 != 0)
         return 0;
     const size_t row_tiles = dl_tiles(length, dl_gpu_tile_items(h, r->type));
     const size_t tiles = r->n / length * row_tiles;
-    if (tiles > r->tiles || tiles <= dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from))
+    if (tiles > r->tiles || !dl_gpu_plain_persistent(h, r, tiles))
         return 0;
     p->tiles = (uint32_t)tiles;
     p->row_length = length;
@@ -266,22 +273,20 @@ static int dl_gpu_long_rows(dlscan_handle_t h, const dl_scan_request *r, dl_scan
 
 /* The columns of one [N, M] array whose rows are 8 or 16 bytes as a plain scan of its N rows of
  * lanes on the persistent kernel (device/scan_kernel.cu, dl_gpu_lanes_launch): sets p and returns
- * 1 for the widths of policy.h's DL_AXIS_LANES_*, a type scanned into itself at 16-byte aligned
- * pointers, where the persistent kernel runs for the rows' tiles; else returns 0, and the column
- * kernel takes the columns. Its descriptors (a tile of rows takes one value of the row's bytes)
- * are fewer than the column kernel's, which the call reserved (dl_gpu_axis_tiles): checked here
- * all the same. */
+ * 1 for the widths of policy.h's DL_AXIS_LANES_* where the persistent kernel takes the rows'
+ * tiles (dl_gpu_plain_persistent); else returns 0, and the column kernel takes the columns. Its
+ * descriptors (a tile of rows takes one value of the row's bytes) are fewer than the column
+ * kernel's, which the call reserved (dl_gpu_axis_tiles): checked here all the same. */
 static int dl_gpu_lanes(dlscan_handle_t h, const dl_scan_request *r, dl_scan_params *p)
 {
     const size_t size = dl_type_size(r->type), lanes = r->axis_stride, length = r->axis_length;
     const int width = size == 4 ? lanes == DL_AXIS_LANES_4B || lanes == DL_AXIS_LANES_4B_WIDE
                                 : size == 8 && lanes == DL_AXIS_LANES_8B;
-    if (!width || length * lanes != r->n || r->in_type != r->type || r->acc_type != r->type ||
-        ((uintptr_t)r->in | (uintptr_t)r->out) % 16 != 0 || !dl_gpu_persistent_blocks(h))
+    if (!width || length * lanes != r->n)
         return 0;
     const size_t row_bytes = lanes * size, tiles = dl_tiles(length, DL_SCAN_TILE_ITEMS_8B * 8 / row_bytes);
     if (tiles * DL_DESCRIPTOR_WORDS((int)(row_bytes / 4)) > r->tiles * r->tile_descriptors * dl_words_per_tile(r->type) ||
-        tiles <= dl_gpu_persistent_from(h, dl_gpu(h)->policy->scan_from))
+        !dl_gpu_plain_persistent(h, r, tiles))
         return 0;
     p->n = length;
     p->tiles = (uint32_t)tiles;
