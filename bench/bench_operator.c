@@ -18,6 +18,12 @@
  * 4 ms, the variants' batches alternating round by round; the median of --repeats batches gives
  * the time per call. Reported: us per call and the floor's time over it.
  *
+ * Batched float32 recurrences, [B, L] with B x L = 2^26 (the rows of dlscan.h's scans along an
+ * axis: axis_length = L), L = 64, 1024, 2^14 and 2^20, against the same floor (memcpy-12) and
+ * Mamba's selective-scan pattern (chunked_recurrence.cu: one block per row, chunks carried
+ * serially), in rounds of their own; the first call along rows makes the operator's program of
+ * rows (reported in ms). Both are checked against the reference, row by row.
+ *
  * Also the operators' first creation (a compile by NVRTC, in a cache directory of its own, so
  * nothing is cached yet; with DLSCAN_CACHE_DIR given, what that cache holds) and a second one
  * (the process's cache), in ms.
@@ -36,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunked_recurrence.h"
 #include "cuda_check.h"
 #include "dlscan.h"
 #include "scan_check.h"
@@ -54,16 +61,20 @@ enum {
     SCALAR_F32,
     SUM_BUILTIN,
     SUM_USER,
+    ROWS_F32,       /* the float32 recurrence along rows of context.row_length */
+    ROWS_CHUNKED,   /* the same, Mamba's pattern */
     VARIANTS
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
-                                            "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user"};
+                                            "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
+                                            "rows-chunked"};
 
 typedef struct context {
     dlscan_handle_t h;
     dlscan_operator_t recurrence32, recurrence64, scalar32, sum;
     void *a, *b, *out; /* n x 8 bytes each */
+    size_t row_length; /* ROWS_F32 */
 } context;
 
 static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaStream_t stream)
@@ -74,6 +85,7 @@ static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaS
     args.d_in2 = two ? c->b : NULL;
     args.d_out = c->out;
     args.n = n;
+    args.axis_length = op == c->recurrence32 ? c->row_length : 0;
     return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
@@ -84,7 +96,9 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case COPY_12: return (int)cudaMemcpyAsync(c->out, c->a, n * 6, cudaMemcpyDeviceToDevice, stream);
     case COPY_24: return (int)cudaMemcpyAsync(c->out, c->a, n * 12, cudaMemcpyDeviceToDevice, stream);
     case COPY_8: return (int)cudaMemcpyAsync(c->out, c->a, n * 4, cudaMemcpyDeviceToDevice, stream);
-    case RECURRENCE_F32: return scan(c, c->recurrence32, 1, n, stream);
+    case RECURRENCE_F32:
+    case ROWS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length 0 but for ROWS_F32) */
+    case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
     case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
     case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
     case SUM_USER: return scan(c, c->sum, 0, n, stream);
@@ -211,16 +225,16 @@ int main(int argc, char **argv)
         int valid[VARIANTS];
         double us[VARIANTS], host_us[VARIANTS];
         for (int v = 0; v < VARIANTS; ++v)
-            valid[v] = 1;
+            valid[v] = v < ROWS_F32;
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
-        const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_8, COPY_8, COPY_8, COPY_8};
+        const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_8, COPY_8, COPY_8, COPY_8, COPY_12, COPY_12};
         printf("| 2^%d | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n", logs[k],
                us[RECURRENCE_F32], us[COPY_12] / us[RECURRENCE_F32], us[RECURRENCE_F64],
                us[COPY_24] / us[RECURRENCE_F64], us[SCALAR_F32], us[COPY_8] / us[SCALAR_F32], us[SUM_BUILTIN],
                us[COPY_8] / us[SUM_BUILTIN], us[SUM_USER], us[COPY_8] / us[SUM_USER], us[SUM_USER] / us[SUM_BUILTIN]);
         fflush(stdout);
         if (out)
-            for (int v = 0; v < VARIANTS; ++v)
+            for (int v = 0; v < ROWS_F32; ++v)
                 fprintf(out, "%zu,%s,%.3f,%.4f\n", n, names[v], valid[v] ? us[v] : NAN,
                         valid[v] ? us[floor_of[v]] / us[v] : NAN);
 
@@ -258,6 +272,61 @@ int main(int argc, char **argv)
         }
         free(y);
     }
+
+    /* Batched recurrences along rows; the guard checks every row against the sequential
+     * reference from 0. */
+    const int row_logs[] = {6, 10, 14, 20};
+    const size_t batch_n = (size_t)1 << 26 < largest ? (size_t)1 << 26 : largest;
+    CUDA_CHECK(cudaMemcpy(c.a, a, batch_n * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(c.b, b, batch_n * 4, cudaMemcpyHostToDevice));
+    printf("\n| rows [B, L] | n | memcpy-12 us | dlscan us | of floor | Mamba's pattern us | of floor | dlscan / Mamba's |\n"
+           "|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < sizeof row_logs / sizeof row_logs[0]; ++k) {
+        c.row_length = (size_t)1 << row_logs[k];
+        const size_t n = batch_n;
+        if (c.row_length > n)
+            continue;
+        const double start = bench_host_seconds();
+        if (scan(&c, c.recurrence32, 1, n, timer.stream) != 0) /* the program of rows, made once */
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        if (k == 0)
+            printf("# the first call along rows (the program of rows made): %.1f ms\n", (bench_host_seconds() - start) * 1e3);
+        int valid[VARIANTS];
+        double us[VARIANTS], host_us[VARIANTS];
+        for (int v = 0; v < VARIANTS; ++v)
+            valid[v] = v == COPY_12 || v == ROWS_F32 || v == ROWS_CHUNKED;
+        bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
+        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f |\n", n / c.row_length, row_logs[k], n,
+               us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32], us[ROWS_CHUNKED],
+               us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32]);
+        fflush(stdout);
+        for (int v = ROWS_F32; out && v <= ROWS_CHUNKED; ++v)
+            fprintf(out, "%zu,%s-L%zu,%.3f,%.4f\n", n, names[v], c.row_length, valid[v] ? us[v] : NAN,
+                    valid[v] ? us[COPY_12] / us[v] : NAN);
+        for (int v = ROWS_F32; v <= ROWS_CHUNKED; ++v) { /* the guard, each row from 0 */
+            CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 4));
+            if (run(&c, v, n, timer.stream) != 0)
+                return 1;
+            CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+            CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
+            double hx = 0, magnitude = 0;
+            const double bound = (2 * log2((double)c.row_length + 2) + 64 + (double)c.row_length / 512) * 0x1p-24;
+            for (size_t i = 0; i < n; ++i) {
+                if (i % c.row_length == 0)
+                    hx = 0, magnitude = 0;
+                hx = (double)a[i] * hx + b[i];
+                magnitude = a[i] * magnitude + fabs(b[i]);
+                if (!(fabs(h[i] - hx) <= bound * magnitude)) {
+                    fprintf(stderr, "bench_operator: %s L = %zu item %zu: %.9g, want %.9g: WRONG\n", names[v],
+                            c.row_length, i, h[i], hx);
+                    wrong = 1;
+                    break;
+                }
+            }
+        }
+    }
+    c.row_length = 0;
     if (out)
         fclose(out);
     bench_timer_destroy(&timer);

@@ -114,6 +114,10 @@
  * prefetches tiles (both inputs) into a ring of DL_USER_STAGES stages, or as many as fit, and a
  * reducer warp that publishes each tile's aggregate as it lands. */
 #define DL_USER_THREADS 256
+/* The value a kernel scans: the state, or along rows (rows 1) the state and a flag that a row starts
+ * in its items (user_kernel.cuh). It sets the tile (DL_USER_ITEMS of it) and the descriptors'
+ * words. */
+#define DL_USER_VALUE(state_bytes, rows) ((state_bytes) + ((rows) ? 4 : 0))
 #define DL_USER_ITEMS(state_bytes) ((state_bytes) <= 4 ? 32 : (state_bytes) <= 8 ? 16 : (state_bytes) <= 16 ? 8 : 4)
 #define DL_USER_BLOCKS_PER_SM 2
 #define DL_USER_RING_THREADS (DL_USER_THREADS + 64) /* + a producer and a reducer warp */

@@ -13,8 +13,17 @@
  *   with DL_USER_STORE: dlscan_out and dlscan_out dlscan_store(dlscan_state s); without it an
  *     output is a state.
  * jit.c defines DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES (0: one input),
- * DL_USER_OUT_BYTES, DL_USER_LOAD, DL_USER_STORE and DL_USER_IDENTITY_WORDS (the identity state
- * as 32-bit words, so that it is a constant of the code, as the built-in operators' are).
+ * DL_USER_OUT_BYTES, DL_USER_LOAD, DL_USER_STORE, DL_USER_IDENTITY_WORDS (the identity state
+ * as 32-bit words, so that it is a constant of the code, as the built-in operators' are) and
+ * DL_USER_ROWS_OF (1: the program of scans along rows, below).
+ *
+ * Rows (DL_USER_ROWS_OF 1; a scan along an axis of stride 1, p.scan.row_length items a row): the
+ * kernels scan the operator lifted to segments, a value being the state and a flag that a row
+ * starts in its items, combined as (s1, f1) then (s2, f2) -> (f2 ? s2 : s1 s2, f1 | f2). An item
+ * is a row's first where its index is a multiple of the row length, and there its state starts
+ * from the seed (the host's init); so every row is scanned on its own, across tiles and through
+ * the look-back, with the tiles of one scan. The value is one 32-bit word wider than the state
+ * (DL_USER_VALUE_BYTES), which sets the tile and the descriptors' words.
  *
  * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
  * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
@@ -60,19 +69,105 @@ typedef dlscan_state dlscan_out;
 
 #define DL_USER_WARPS (DL_USER_THREADS / 32)
 
+/* What the kernels scan: the state, or along rows the state and a row's-start flag (above). */
+#define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_ROWS_OF)
+#if DL_USER_ROWS_OF
+struct dl_user_value {
+    uint32_t word[DL_USER_VALUE_BYTES / 4]; /* the state's words, then the flag */
+};
+#else
+typedef dlscan_state dl_user_value;
+#endif
+
+__device__ __forceinline__ dlscan_state dl_user_state_of(const dl_user_value &v)
+{
+#if DL_USER_ROWS_OF
+    dlscan_state s;
+    memcpy(&s, v.word, sizeof s);
+    return s;
+#else
+    return v;
+#endif
+}
+
+__device__ __forceinline__ dl_user_value dl_user_value_of(const dlscan_state &s, uint32_t starts)
+{
+#if DL_USER_ROWS_OF
+    dl_user_value v;
+    memcpy(v.word, &s, sizeof s);
+    v.word[DL_USER_VALUE_BYTES / 4 - 1] = starts;
+    return v;
+#else
+    (void)starts;
+    return s;
+#endif
+}
+
 struct dl_user_op {
-    __device__ static dlscan_state identity()
+    __device__ static dlscan_state identity_state()
     {
         const uint32_t words[DL_USER_STATE_BYTES / 4] = {DL_USER_IDENTITY_WORDS};
         dlscan_state s;
         memcpy(&s, words, sizeof s);
         return s;
     }
-    __device__ dlscan_state operator()(dlscan_state earlier, dlscan_state later) const
+    __device__ static dl_user_value identity() { return dl_user_value_of(identity_state(), 0); }
+    __device__ dl_user_value operator()(dl_user_value earlier, dl_user_value later) const
     {
+#if DL_USER_ROWS_OF
+        const uint32_t starts = later.word[DL_USER_VALUE_BYTES / 4 - 1];
+        const dl_user_value joined =
+            dl_user_value_of(dlscan_combine(dl_user_state_of(earlier), dl_user_state_of(later)),
+                             earlier.word[DL_USER_VALUE_BYTES / 4 - 1]);
+        return starts ? later : joined;
+#else
         return dlscan_combine(earlier, later);
+#endif
     }
 };
+
+/* Along rows: item `at`'s offset in its row (a 64-bit division: once a run of a thread's rows or
+ * a reducer lane's units, which then advance); an offset moved on by k items (no division where
+ * k is at most the row's length); and whether item offset + e, e < 16, starts a row. */
+__device__ __forceinline__ uint64_t dl_user_row_offset(const dl_user_params &p, uint64_t at)
+{
+#if DL_USER_ROWS_OF
+    return at % p.scan.row_length;
+#else
+    (void)p, (void)at;
+    return 1;
+#endif
+}
+
+__device__ __forceinline__ uint64_t dl_user_row_advance(const dl_user_params &p, uint64_t offset, uint32_t k)
+{
+#if DL_USER_ROWS_OF
+    const uint64_t length = p.scan.row_length, at = offset + k;
+    return at < length ? at : k <= length ? at - length : at % length;
+#else
+    (void)p, (void)k;
+    return offset;
+#endif
+}
+
+__device__ __forceinline__ bool dl_user_row_starts(const dl_user_params &p, uint64_t offset, int e)
+{
+#if DL_USER_ROWS_OF
+    const uint64_t k = offset + (uint64_t)e, length = p.scan.row_length;
+    return length >= 16 ? k == 0 || k == length : (uint32_t)k % (uint32_t)length == 0;
+#else
+    (void)p, (void)offset, (void)e;
+    return false;
+#endif
+}
+
+/* The host's init (or the identity) as a state: where every row starts. */
+__device__ __forceinline__ dlscan_state dl_user_init(const dl_user_params &p)
+{
+    dlscan_state s;
+    memcpy(&s, p.seed, sizeof s);
+    return s;
+}
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
  * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */
@@ -113,12 +208,12 @@ __device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t
             p[first + k] = x[k];
 }
 
-__device__ __forceinline__ dlscan_out dl_user_output(dlscan_state s)
+__device__ __forceinline__ dlscan_out dl_user_output(const dl_user_value &v)
 {
 #if DL_USER_STORE
-    return dlscan_store(s);
+    return dlscan_store(dl_user_state_of(v));
 #else
-    return s;
+    return dl_user_state_of(v);
 #endif
 }
 
@@ -163,21 +258,35 @@ __device__ __forceinline__ dlscan_state dl_user_state(const dlscan_in &x, const 
 #endif
 }
 
+/* An item as a value: its state, or along rows, where it starts a row, the init's state combined
+ * with it, flagged. */
+__device__ __forceinline__ dl_user_value dl_user_item(const dl_user_params &p, const dlscan_in &x, const void *y,
+                                                      bool starts)
+{
+#if DL_USER_ROWS_OF
+    const dlscan_state s = dl_user_state(x, y);
+    return starts ? dl_user_value_of(dlscan_combine(dl_user_init(p), s), 1) : dl_user_value_of(s, 0);
+#else
+    (void)p, (void)starts;
+    return dl_user_state(x, y);
+#endif
+}
+
 /* The tile in rows: each warp owns DL_USER_ROWS rows of 32 lanes x DL_USER_VEC consecutive
  * items, one after the other (lane l's items of row r: the warp's first + r x 32 VEC + l VEC ..
  * + VEC - 1), so that a warp reads and writes each row as one run of memory, and the stage's
  * rows with no bank met twice. */
 #define DL_USER_VEC 4
-#define DL_USER_ROWS (DL_USER_ITEMS(DL_USER_STATE_BYTES) / DL_USER_VEC)
-#define DL_USER_TILE (DL_USER_THREADS * DL_USER_ITEMS(DL_USER_STATE_BYTES))
+#define DL_USER_ROWS (DL_USER_ITEMS(DL_USER_VALUE_BYTES) / DL_USER_VEC)
+#define DL_USER_TILE (DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE_BYTES))
 
 /* The transposed warp scan's passes: its scratch near 1 KB a warp. */
-#define DL_USER_PASSES (DL_USER_ROWS * DL_USER_STATE_BYTES > 32 ? DL_USER_ROWS * DL_USER_STATE_BYTES / 32 : 1)
+#define DL_USER_PASSES (DL_USER_ROWS * DL_USER_VALUE_BYTES > 32 ? DL_USER_ROWS * DL_USER_VALUE_BYTES / 32 : 1)
 
 /* What a block of either kernel keeps in shared memory besides the look-back's: the warps'
  * scratch for the transposed warp scan. */
 template <typename BASE> struct dl_user_block_shared : BASE {
-    dlscan_state scratch[DL_USER_WARPS][dl_warp_scratch<dlscan_state, DL_USER_ROWS, DL_USER_PASSES>::items];
+    dl_user_value scratch[DL_USER_WARPS][dl_warp_scratch<dl_user_value, DL_USER_ROWS, DL_USER_PASSES>::items];
 };
 
 /* The tile's index of lane `lane`'s first item of row r, in warp `warp`. */
@@ -186,14 +295,15 @@ __device__ __forceinline__ uint32_t dl_user_row_item(int warp, int r, int lane)
     return (uint32_t)(warp * DL_USER_ROWS + r) * (32 * DL_USER_VEC) + (uint32_t)lane * DL_USER_VEC;
 }
 
-/* This thread's rows of tile items from `base` as states (identities past n): from global
+/* This thread's rows of tile items from `base` as values (identities past n): from global
  * memory, or where `stage` is not NULL, from the stage that holds the whole tile. */
 __device__ __forceinline__ void dl_user_load_rows(const dl_user_params &p, uint64_t base, const unsigned char *stage,
-                                                  dlscan_state (&v)[DL_USER_ROWS][DL_USER_VEC])
+                                                  dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC])
 {
     constexpr int E = DL_USER_VEC;
     const uint64_t n = p.scan.n;
     const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
+    uint64_t offset = dl_user_row_offset(p, base + dl_user_row_item(warp, 0, lane)); /* (rows: 32 E apart) */
 #pragma unroll
     for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint32_t at = dl_user_row_item(warp, r, lane);
@@ -216,30 +326,34 @@ __device__ __forceinline__ void dl_user_load_rows(const dl_user_params &p, uint6
 #pragma unroll
         for (int e = 0; e < E; ++e) {
 #if DL_USER_LOAD && DL_USER_IN2_BYTES
-            v[r][e] = stage || base + at + e < n ? dl_user_state(x[e], &y[e]) : dl_user_op::identity();
+            const void *second = &y[e];
 #else
-            v[r][e] = stage || base + at + e < n ? dl_user_state(x[e], nullptr) : dl_user_op::identity();
+            const void *second = nullptr;
 #endif
+            v[r][e] = stage || base + at + e < n ? dl_user_item(p, x[e], second, dl_user_row_starts(p, offset, e))
+                                                 : dl_user_op::identity();
         }
+        offset = dl_user_row_advance(p, offset, 32 * E);
     }
 }
 
 /*
- * A tile's work once a thread has its rows of items as states v (identities past n), by the
+ * A tile's work once a thread has its rows of items as values v (identities past n), by the
  * block's first DL_USER_WARPS warps (SPECIALIZED: the block has warps of other roles beside
  * them): each thread scans each of its rows' items, the transposed warp scan the rows across the
  * warp's lanes, block.cuh's dl_tile_warp_prefix the block's warps and the look-back (warp 0
  * publishes the aggregate, unless the reducer did, `is_published`, then the inclusive prefix);
- * then each thread stores its outputs, and the one holding item n - 1 the total. `seed`: the init
- * (or the identity), which warp 0 needs in tile 0.
+ * then each thread stores its outputs, and the one holding item n - 1 the total (along rows, the
+ * one holding a row's last item that row's). `seed`: the init (or the identity), which warp 0
+ * needs in tile 0.
  */
 template <bool LEFT_FOLD, bool SPECIALIZED, typename SHARED>
 __device__ __forceinline__ void dl_user_tile(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
-                                             uint32_t tile, uint32_t epoch, dlscan_state seed,
-                                             dlscan_state (&v)[DL_USER_ROWS][DL_USER_VEC], bool is_published,
-                                             dlscan_state published)
+                                             uint32_t tile, uint32_t epoch, dl_user_value seed,
+                                             dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC], bool is_published,
+                                             dl_user_value published)
 {
-    using T = dlscan_state;
+    using T = dl_user_value;
     using Op = dl_user_op;
     constexpr int E = DL_USER_VEC, ROWS = DL_USER_ROWS;
     const uint64_t n = p.scan.n, base = (uint64_t)tile * DL_USER_TILE;
@@ -263,48 +377,68 @@ __device__ __forceinline__ void dl_user_tile(const dl_user_params &p, const dl_p
 #pragma unroll
     for (int r = 0; r < ROWS; ++r)
         row_prefix[r] = Op()(running, row_prefix[r]);
+    uint64_t offset = dl_user_row_offset(p, base + dl_user_row_item(warp, 0, lane));
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
         const uint64_t first = base + dl_user_row_item(warp, r, lane);
         const T before = row_prefix[r];
         dlscan_out y[E];
 #pragma unroll
-        for (int e = 0; e < E; ++e)
-            y[e] = dl_user_output(p.scan.exclusive ? (e == 0 ? before : Op()(before, v[r][e - 1]))
-                                                   : Op()(before, v[r][e]));
+        for (int e = 0; e < E; ++e) {
+            /* (along rows, a row's first exclusive output is the init) */
+            const T exclusive = dl_user_row_starts(p, offset, e) ? dl_user_value_of(dl_user_init(p), 1)
+                                : e == 0                         ? before
+                                                                 : Op()(before, v[r][e - 1]);
+            y[e] = dl_user_output(p.scan.exclusive ? exclusive : Op()(before, v[r][e]));
+        }
         dl_user_store_run<dlscan_out, E>(static_cast<dlscan_out *>(p.scan.out), first, n, y);
+#if DL_USER_ROWS_OF
+        if (p.scan.totals) { /* each row's total where its last item is */
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (first + e < n && dl_user_row_starts(p, offset, e + 1))
+                    static_cast<dlscan_state *>(p.scan.totals)[(first + e) / p.scan.row_length] =
+                        dl_user_state_of(Op()(before, v[r][e]));
+        }
+#endif
         if (p.scan.total && first < n && n - first <= E) {
 #pragma unroll
             for (int e = 0; e < E; ++e)
                 if (first + e + 1 == n)
-                    *static_cast<T *>(p.scan.total) = Op()(before, v[r][e]);
+                    *static_cast<dlscan_state *>(p.scan.total) = dl_user_state_of(Op()(before, v[r][e]));
         }
+        offset = dl_user_row_advance(p, offset, 32 * E);
     }
 }
 
-/* The scan's seed: the host's init (or the identity), or for tile 0 the one at p.scan.init. */
-__device__ __forceinline__ dlscan_state dl_user_seed(const dl_user_params &p, uint32_t tile)
+/* The scan's seed: the host's init (or the identity), or for tile 0 the one at p.scan.init.
+ * Along rows the identity: each row's first item holds the init. */
+__device__ __forceinline__ dl_user_value dl_user_seed(const dl_user_params &p, uint32_t tile)
 {
-    dlscan_state seed;
-    memcpy(&seed, p.seed, sizeof seed);
+#if DL_USER_ROWS_OF
+    (void)p, (void)tile;
+    return dl_user_op::identity();
+#else
+    dlscan_state seed = dl_user_init(p);
     if (tile == 0 && p.scan.init)
         seed = *static_cast<const dlscan_state *>(p.scan.init);
     return seed;
+#endif
 }
 
 /* ---------------------------------------------------------------- one block per tile */
 
 template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(const dl_user_params &p)
 {
-    __shared__ dl_user_block_shared<dl_tile_shared<dlscan_state, DL_USER_WARPS, LEFT_FOLD>> sh;
+    __shared__ dl_user_block_shared<dl_tile_shared<dl_user_value, DL_USER_WARPS, LEFT_FOLD>> sh;
     const dl_probe probe(p.scan.control);
     dl_grid_dependency();
     uint32_t tile, epoch;
     dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
-    dlscan_state v[DL_USER_ROWS][DL_USER_VEC];
+    dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
     dl_user_load_rows(p, (uint64_t)tile * DL_USER_TILE, nullptr, v);
     /* (tile 0 reads a device init before it publishes anything: before any tile's total) */
-    const dlscan_state seed = threadIdx.x < 32 ? dl_user_seed(p, tile) : dl_user_op::identity();
+    const dl_user_value seed = threadIdx.x < 32 ? dl_user_seed(p, tile) : dl_user_op::identity();
     dl_user_tile<LEFT_FOLD, false>(p, probe, sh, tile, epoch, seed, v, false, dl_user_op::identity());
     dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
 }
@@ -322,12 +456,12 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
 /* ---------------------------------------------------------------- persistent (sm_90) */
 
 /* A stage: a tile's items of the first input, then of the second. */
-#define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES)
+#define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_VALUE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES)
 
 template <bool LEFT_FOLD>
 struct dl_user_shared : dl_user_block_shared<
-                            dl_persistent_shared<dlscan_state, DL_USER_WARPS, LEFT_FOLD, DL_USER_STAGES(DL_USER_STAGE_BYTES)>> {
-    dlscan_state seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) */
+                            dl_persistent_shared<dl_user_value, DL_USER_WARPS, LEFT_FOLD, DL_USER_STAGES(DL_USER_STAGE_BYTES)>> {
+    dl_user_value seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) */
 };
 
 /* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
@@ -353,17 +487,17 @@ struct dl_user_fill {
     }
 };
 
-/* ring.cuh's dl_stage_header for a state, which may be a struct: lane 0 reads its words. */
-__device__ __forceinline__ dlscan_state dl_user_header(const dlscan_state &field)
+/* ring.cuh's dl_stage_header for a value, which may be a struct: lane 0 reads its words. */
+__device__ __forceinline__ dl_user_value dl_user_header(const dl_user_value &field)
 {
-    dl_pieces<dlscan_state> words;
+    dl_pieces<dl_user_value> words;
     if (threadIdx.x % 32 == 0) {
         const volatile uint32_t *from = reinterpret_cast<const volatile uint32_t *>(&field);
 #pragma unroll
         for (int k = 0; k < words.count; ++k)
             words.piece[k] = from[k];
     }
-    return dl_shfl(dl_from_pieces<dlscan_state>(words), 0);
+    return dl_shfl(dl_from_pieces<dl_user_value>(words), 0);
 }
 
 /* The items a reducer lane reads at a time: the fewest whose bytes are whole 16-byte vectors. */
@@ -386,7 +520,7 @@ template <bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
                                                const unsigned char *stages, uint32_t tiles)
 {
-    using T = dlscan_state;
+    using T = dl_user_value;
     using Op = dl_user_op;
     constexpr int R = DL_USER_TILE / 32, G = dl_user_unit<DL_USER_IN_BYTES>(), UNITS = R / G;
     static_assert(R % G == 0, "a lane's run is whole units");
@@ -407,9 +541,13 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         if (base + DL_USER_TILE <= n) {
             const unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
             T head = Op::identity(), tail = Op::identity();
+            /* along rows, the offsets of the run's first unit and of the unit at hand */
+            const uint64_t run_offset = dl_user_row_offset(p, base + (uint64_t)lane * R);
+            uint64_t offset = dl_user_row_advance(p, run_offset, (uint32_t)(start * G));
 #pragma unroll 4
             for (int u = 0; u < UNITS; ++u) {
                 const bool wrapped = start + u >= UNITS;
+                offset = start + u == UNITS ? run_offset : offset;
                 const uint32_t at = (uint32_t)lane * R + (uint32_t)(wrapped ? start + u - UNITS : start + u) * G;
                 dlscan_in x[G];
                 dl_user_shared_copy<(int)sizeof x>(x, stage + (uint64_t)at * DL_USER_IN_BYTES);
@@ -417,16 +555,16 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
                 dlscan_in2 y[G];
                 dl_user_shared_copy<(int)sizeof y>(y, stage + (uint64_t)DL_USER_TILE * DL_USER_IN_BYTES +
                                                           (uint64_t)at * DL_USER_IN2_BYTES);
-                T part = dl_user_state(x[0], &y[0]);
-#pragma unroll
-                for (int i = 1; i < G; ++i)
-                    part = Op()(part, dl_user_state(x[i], &y[i]));
+#define DL_USER_SECOND(i) (&y[i])
 #else
-                T part = dl_user_state(x[0], nullptr);
+#define DL_USER_SECOND(i) nullptr
+#endif
+                T part = dl_user_item(p, x[0], DL_USER_SECOND(0), dl_user_row_starts(p, offset, 0));
 #pragma unroll
                 for (int i = 1; i < G; ++i)
-                    part = Op()(part, dl_user_state(x[i], nullptr));
-#endif
+                    part = Op()(part, dl_user_item(p, x[i], DL_USER_SECOND(i), dl_user_row_starts(p, offset, i)));
+#undef DL_USER_SECOND
+                offset = dl_user_row_advance(p, offset, G);
                 const T joined = Op()(wrapped ? head : tail, part);
                 head = wrapped ? joined : head;
                 tail = wrapped ? tail : joined;
@@ -439,10 +577,11 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
                 if (at >= n)
                     break;
 #if DL_USER_LOAD && DL_USER_IN2_BYTES
-                acc = Op()(acc, dl_user_state(in[at], static_cast<const dlscan_in2 *>(p.in2) + at));
+                const void *second = static_cast<const dlscan_in2 *>(p.in2) + at;
 #else
-                acc = Op()(acc, dl_user_state(in[at], nullptr));
+                const void *second = nullptr;
 #endif
+                acc = Op()(acc, dl_user_item(p, in[at], second, dl_user_row_starts(p, dl_user_row_offset(p, at), 0)));
             }
         }
         const T aggregate = dl_shfl(dl_warp_inclusive_scan<T, Op>(acc), 31);
@@ -487,14 +626,14 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
             const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
             if (tile >= tiles)
                 break;
-            const dlscan_state aggregate = dl_user_header(sh.stage_aggregate[s]);
+            const dl_user_value aggregate = dl_user_header(sh.stage_aggregate[s]);
             const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-            dlscan_state v[DL_USER_ROWS][DL_USER_VEC];
+            dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
             dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr, v);
             __syncwarp();
             if (lane == 0)
                 dl_mbar_arrive(&sh.empty[s]);
-            const dlscan_state seed = tile == 0 ? dl_user_header(sh.seed) : dl_user_op::identity();
+            const dl_user_value seed = tile == 0 ? dl_user_header(sh.seed) : dl_user_op::identity();
             dl_user_tile<LEFT_FOLD, true>(p, probe, sh, tile, sh.epoch, seed, v, true, aggregate);
         }
     }

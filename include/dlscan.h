@@ -376,9 +376,16 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     combined with every item's, so a chain over chunks passes d_total as the next call's d_init)
  *     and scans in place (d_out == d_in where in_bytes == out_bytes) work as for the built-in
  *     operators; in_type, out_type and op are not read.
- *   - Segments, axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
- *   - A state wider than 8 bytes takes more descriptor storage than dlscan_reserve(n) provides:
- *     before capturing such a scan in a graph, call dlscan_reserve_scan with its arguments.
+ *   - Along rows (axis_length, axis_stride 0 or 1: a batch [B, L] of scans of L items, as for the
+ *     built-in operators): every row starts from init, and d_totals, where set, gets each row's
+ *     final state (n / axis_length states, aligned to 4 bytes). The kernel scans the state with a
+ *     flag that a row starts (4 bytes more), so a state of 32 bytes scans no rows. On a GPU the
+ *     first scan along rows with an operator compiles its program of rows (as the operator's
+ *     making did, and cached alike).
+ *   - Segments, other axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
+ *   - A state wider than 8 bytes (along rows, than 4 bytes) takes more descriptor storage than
+ *     dlscan_reserve(n) provides: before capturing such a scan in a graph, call
+ *     dlscan_reserve_scan with its arguments (which also compiles the program of rows).
  * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,
  * loaded from libnvrtc when first needed) for the handle's GPU into dlscan's scan kernel when the
  * operator is made, and kept: a scan with it costs what a built-in scan costs. The compiled code

@@ -242,6 +242,28 @@ static dlscan_status dl_check_init_total(dlscan_handle_t h, const dlscan_scan_ar
     return DLSCAN_SUCCESS;
 }
 
+/* A scan along an axis's d_totals (where set): n / axis_length values of `value` bytes aligned to
+ * `alignment`, overlapping none of the items' buffers (given by their bytes; 0: not checked).
+ * The overlaps come before the allocation's bounds: totals inside d_in are an overlap wherever
+ * they end. */
+static dlscan_status dl_check_totals(dlscan_handle_t h, const dlscan_scan_args *a, size_t value, size_t alignment,
+                                     size_t in_bytes, size_t in2_bytes, size_t bytes)
+{
+    if (!a->d_totals)
+        return DLSCAN_SUCCESS;
+    const size_t total_bytes = a->n / a->axis_length * value;
+    dlscan_status status;
+    if ((status = dl_check_pointer(h, a->d_totals, alignment, "d_totals")) != DLSCAN_SUCCESS)
+        return status;
+    if (in_bytes && dl_ranges_overlap(a->d_totals, total_bytes, a->d_in, in_bytes))
+        return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_in", a->d_in, in_bytes);
+    if (in2_bytes && dl_ranges_overlap(a->d_totals, total_bytes, a->d_in2, in2_bytes))
+        return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_in2", a->d_in2, in2_bytes);
+    if (bytes && dl_ranges_overlap(a->d_totals, total_bytes, a->d_out, bytes))
+        return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_out", a->d_out, bytes);
+    return h->backend->check_range(h, a->d_totals, total_bytes, "d_totals");
+}
+
 /* The largest power of two that divides `bytes`, at most 16: the alignment an item of that size
  * must have (a user operator's, whose type dlscan does not know). */
 static size_t dl_item_alignment(size_t bytes)
@@ -252,8 +274,8 @@ static size_t dl_item_alignment(size_t bytes)
     return alignment;
 }
 
-/* A scan with a user operator (args->custom): its own sizes in place of the types, and none of
- * the segments, the axis or the reduction yet. */
+/* A scan with a user operator (args->custom): its own sizes in place of the types, along rows
+ * or not, and none of the segments, the columns or the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
                                           int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
@@ -264,28 +286,43 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
                        op->device_memory ? "GPU" : "CPU", h->backend->name);
     if (reduce)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_reduce does not take a user operator yet");
-    if (a->d_keys || a->d_offsets || a->num_segments || a->axis_length || a->axis_stride || a->d_totals)
+    if (a->d_keys || a->d_offsets || a->num_segments)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator scans no segments and no axis yet: d_keys, d_offsets, "
-                       "num_segments, axis_length, axis_stride and d_totals must be unset");
+                       "a user operator scans no segments yet: d_keys, d_offsets and num_segments must be "
+                       "unset (rows of one length: axis_length)");
     if (a->exclusive != 0 && a->exclusive != 1)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
     if (a->init && a->d_init)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "init and d_init are both set: give the init one way");
+    dlscan_status status = dl_check_axis(h, a);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    const int rows = a->axis_length != 0;
+    if (rows && a->axis_stride > 1)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "axis_stride = %zu: a user operator scans along rows (axis_stride 0 or 1) only, not "
+                       "yet along another axis; scan the array's transpose",
+                       a->axis_stride);
+    if (rows && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "a user operator of a %zu-byte state scans no rows: along rows a state takes 4 bytes "
+                       "more (a flag that a row starts), and at most %d bytes travel; use states of up to "
+                       "%d bytes",
+                       op->state_bytes, DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
     if (op->in2_bytes && a->n > 0 && !a->d_in2 && !unbuffered)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
     if (!op->in2_bytes && a->d_in2)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set, and this operator reads one input");
     /* (a GPU scan's tiles; a CPU handle folds a user operator in one run, without tiles) */
-    const size_t n = a->n, state = op->state_bytes, tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(state);
+    const size_t n = a->n, state = op->state_bytes,
+                 tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(state, rows));
     const size_t widest = op->in_bytes > op->out_bytes ? op->in_bytes : op->out_bytes;
     if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) ||
         (h->backend->device_memory && n / tile >= DL_MAX_TILES))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
     const size_t in_bytes = unbuffered ? 0 : n * op->in_bytes, in2_bytes = unbuffered ? 0 : n * op->in2_bytes,
                  bytes = unbuffered ? 0 : n * op->out_bytes;
-    dlscan_status status;
     if (n > 0 && !unbuffered) {
         const dl_buffer buffers[] = {
             {a->d_in, in_bytes, dl_item_alignment(op->in_bytes), "d_in", 0, NULL},
@@ -296,7 +333,9 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         if ((status = dl_check_buffers(h, buffers, op->in2_bytes ? 3 : 2)) != DLSCAN_SUCCESS)
             return status;
     }
-    if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS)
+    if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS ||
+        (status = dl_check_totals(h, a, state, 4, n > 0 ? in_bytes : 0, n > 0 ? in2_bytes : 0,
+                                  n > 0 ? bytes : 0)) != DLSCAN_SUCCESS)
         return status;
     dl_scan_request r = {
         .in = a->d_in,
@@ -311,6 +350,9 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         .exclusive = a->exclusive,
         .init = a->d_init,
         .total = a->d_total,
+        .axis_length = a->axis_length,
+        .axis_stride = rows ? 1 : 0,
+        .totals = a->d_totals,
         .custom = op,
         .in2 = op->in2_bytes ? a->d_in2 : NULL,
         .stream = stream,
@@ -395,19 +437,8 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_
         return status;
     if ((status = dl_check_init_total(h, a, size, size, in_bytes, 0, bytes)) != DLSCAN_SUCCESS)
         return status;
-    if (a->d_totals) {
-        const size_t totals = a->n / a->axis_length, total_bytes = totals * size;
-        /* The overlaps before the allocation's bounds: totals inside d_in are an overlap
-         * wherever they end. */
-        if ((status = dl_check_pointer(h, a->d_totals, size, "d_totals")) != DLSCAN_SUCCESS)
-            return status;
-        if (n > 0 && dl_ranges_overlap(a->d_totals, total_bytes, a->d_in, in_bytes))
-            return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_in", a->d_in, in_bytes);
-        if (n > 0 && dl_ranges_overlap(a->d_totals, total_bytes, a->d_out, bytes))
-            return dl_overlap(h, "d_totals", a->d_totals, total_bytes, "d_out", a->d_out, bytes);
-        if ((status = h->backend->check_range(h, a->d_totals, total_bytes, "d_totals")) != DLSCAN_SUCCESS)
-            return status;
-    }
+    if ((status = dl_check_totals(h, a, size, size, n > 0 ? in_bytes : 0, 0, n > 0 ? bytes : 0)) != DLSCAN_SUCCESS)
+        return status;
     /* (init is read only where the call writes something: an n == 0 call without d_total does not
      * run.) */
     const uint64_t init_bits = a->init && (n > 0 || a->d_total) ? dl_bits_read(a->init, type)

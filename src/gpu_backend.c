@@ -341,6 +341,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
                        r->custom->device, s->device);
     } else if (r->custom) {
         dl_user_params user = {.scan = params, .in2 = r->in2};
+        user.scan.row_length = rows ? r->axis_length : 0; /* (its program of rows: dl_scan_reserve) */
+        user.scan.totals = r->totals;
         memcpy(user.seed, r->init_state, sizeof user.seed);
         error = dl_jit_launch(r->custom, &user, h->deterministic, s->policy->dependent_launch, r->stream);
     } else if (!r->out) { /* a reduction: chunks of whole scan tiles, at most the row's grid */

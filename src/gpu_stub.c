@@ -16,9 +16,9 @@ int dl_is_device_pointer(const void *p)
     return 0;
 }
 
-dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const char *source)
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int rows)
 {
-    (void)op, (void)source;
+    (void)op, (void)rows;
     return dl_fail(h, DLSCAN_ERROR_NO_DEVICE, "dlscan was built without CUDA (-Dgpu=disabled)");
 }
 

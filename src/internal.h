@@ -61,9 +61,11 @@ struct dlscan_operator {
     void (*store)(void *item, const void *state);
     unsigned char item2[DLSCAN_STATE_MAX_BYTES]; /* a built-in's constant (in_bytes): the CPU's */
     int has_item2;                               /* load's item2, the GPU code's dlscan_constant */
-    void *library;          /* GPU: the loaded code (cudaLibrary_t) */
-    const void *kernels[4]; /* GPU (cudaKernel_t): one block per tile, tree and left fold; persistent,
-                               tree and left fold */
+    char *text;             /* GPU: the source, for the rows' program */
+    void *library[2];       /* GPU: the loaded programs (cudaLibrary_t): one scan; along rows (made
+                               when first needed) */
+    const void *kernels[2][4]; /* GPU (cudaKernel_t), each program's: one block per tile, tree and
+                                  left fold; persistent, tree and left fold */
     double milliseconds;    /* dlscan_operator_info */
     int source;
 };
@@ -209,10 +211,11 @@ size_t dl_tiles(size_t n, size_t tile);
  * n == 0 request without a total or offsets writes nothing. */
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r);
 
-/* User operators on a GPU handle (jit.c; gpu_stub.c without CUDA): compiles op's source for
- * the handle's device, or finds it in the caches, and loads it into op; frees what it loaded;
+/* User operators on a GPU handle (jit.c; gpu_stub.c without CUDA): compiles op's source (op->text)
+ * for the handle's device into its program `rows` (0: one scan; 1: along rows, once, whichever
+ * thread asks first), or finds it in the caches, and loads it into op; frees what it loaded;
  * launches the scan of a checked request with it (n > 0) and returns a cudaError_t as int. */
-dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, const char *source);
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int rows);
 void dl_jit_free(struct dlscan_operator *op);
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream);

@@ -4,6 +4,7 @@
  * handles and C functions for CPU handles, and a CPU handle's scan with one. A GPU handle's
  * operator is compiled and launched by jit.c.
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,12 @@ static dlscan_status dl_operator_make(dlscan_handle_t h, const dlscan_operator_d
         memcpy(o->item2, constant, desc->in_bytes);
         o->has_item2 = 1;
     }
-    if (o->device_memory && (status = dl_jit_build(h, o, desc->source)) != DLSCAN_SUCCESS) {
+    if (o->device_memory && !(o->text = strdup(desc->source))) {
+        free(o);
+        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "copying the operator's source");
+    }
+    if (o->device_memory && (status = dl_jit_build(h, o, 0)) != DLSCAN_SUCCESS) {
+        free(o->text);
         free(o);
         return status;
     }
@@ -107,6 +113,7 @@ void dlscan_operator_destroy(dlscan_operator_t op)
         return;
     if (op->device_memory)
         dl_jit_free(op);
+    free(op->text);
     free(op);
 }
 
@@ -123,6 +130,7 @@ dlscan_status dlscan_operator_info(dlscan_operator_t op, double *milliseconds, i
 
 /* ---------------------------------------------------------------- a CPU handle's scan */
 
+/* In one loop, from the init (along rows: each row from the host's init, its total to d_totals). */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     (void)h;
@@ -132,8 +140,15 @@ dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
     memcpy(acc, r->init ? r->init : (const void *)r->init_state, op->state_bytes);
     const unsigned char *in = r->in, *in2 = r->in2;
     const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
-    unsigned char *to = r->out;
-    for (size_t i = 0; i < r->n; ++i) {
+    unsigned char *to = r->out, *totals = r->totals;
+    const size_t length = r->axis_length ? r->axis_length : r->n + 1;
+    for (size_t i = 0, at = 0; i < r->n; ++i, ++at) {
+        if (at == length) { /* a row's end */
+            if (totals)
+                memcpy(totals + (i / length - 1) * op->state_bytes, acc, op->state_bytes);
+            memcpy(acc, r->init_state, op->state_bytes);
+            at = 0;
+        }
         /* The item first: in place, out[i] is in[i]. */
         if (load)
             op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
@@ -156,6 +171,8 @@ dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
     }
     if (r->total)
         memcpy(r->total, acc, op->state_bytes);
+    if (totals && r->n > 0) /* the last row's */
+        memcpy(totals + (r->n / length - 1) * op->state_bytes, acc, op->state_bytes);
     return DLSCAN_SUCCESS;
 }
 

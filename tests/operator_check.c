@@ -31,6 +31,8 @@ typedef struct op_call {
     int in_place;       /* d_out == d_in (in_bytes == out_bytes) */
     const void *in;     /* host */
     const void *in2;    /* host, or NULL */
+    size_t axis_length; /* rows of this length (axis_stride 1), or 0 */
+    void *totals;       /* along rows: each row's total comes back here (host), or NULL */
 } op_call;
 
 #define PAD_ITEMS 4 /* poisoned items past the output, which must stay poisoned */
@@ -67,8 +69,25 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
     a.init = c->init == INIT_HOST ? c->init_state : NULL;
     a.d_init = c->init == INIT_DEVICE ? d_state : NULL;
     a.d_total = c->with_total ? d_state + 32 : NULL;
+    const size_t rows = c->axis_length ? n / c->axis_length : 0, totals_bytes = (rows + 1) * c->state_bytes;
+    unsigned char *d_totals = c->totals ? m->alloc(totals_bytes, m->context) : NULL;
+    a.axis_length = c->axis_length;
+    a.d_totals = d_totals;
+    if (d_totals)
+        m->fill(d_totals, TEST_POISON_BYTE, totals_bytes, m->context);
     CHECK_OK(h, dlscan_scan(h, &a, m->stream));
     m->wait(m->context);
+    if (d_totals) { /* each row's, and nothing past them */
+        unsigned char *totals = malloc(totals_bytes);
+        CHECK(totals, "malloc");
+        m->download(totals, d_totals, totals_bytes, m->context);
+        memcpy(c->totals, totals, rows * c->state_bytes);
+        for (size_t i = rows * c->state_bytes; i < totals_bytes; ++i)
+            CHECK(totals[i] == TEST_POISON_BYTE, "%zu rows: byte %zu past the totals was written", rows,
+                  i - rows * c->state_bytes);
+        free(totals);
+        m->release(d_totals, m->context);
+    }
 
     unsigned char *back = malloc(out_bytes);
     CHECK(back, "malloc");
@@ -155,7 +174,7 @@ static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_typ
             }
         }
         op_call c = {op, 2 * size, size, scalar ? 0 : size, size, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b};
+                     scalar ? b : a, scalar ? NULL : b, 0, NULL};
         op_variant(&c, s, scalar);
         const double h0 = c.init != INIT_NONE ? 2 * uniform(rng) - 1 : 0.0;
         unsigned char init[16], total[16];
@@ -193,8 +212,11 @@ static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_typ
             else
                 ta = ((const double *)total)[0], tb = ((const double *)total)[1];
             const double tiny = f32 ? 0x1p-126 : 0x1p-1022; /* a product of many a's underflows */
+            /* (one scalar a's power rounds alike at every step: its errors add up in a line, not as
+             * product_rounds's random walk) */
+            const double product_bound = scalar ? (double)n + 64 : product_rounds(n);
             EXPECT(fabsl(tb - hx) <= tolerance * (magnitude + 1e-30) &&
-                       fabsl(ta - product) <= product_rounds(n) * eps * fabsl(product) + 4 * tiny,
+                       fabsl(ta - product) <= product_bound * eps * fabsl(product) + 4 * tiny,
                    "recurrence n = %zu: total (%.9g, %.9g), want (%.9Lg, %.9Lg)", n, ta, tb, product, hx);
         }
         free(a), free(b), free(out), free(ad), free(bd);
@@ -236,7 +258,7 @@ static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m,
                 memcpy(in + 8 * i, &x[i], 8);
             }
         }
-        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL};
+        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL};
         op_variant(&c, s, 1);
         unsigned char init[16], total[16];
         double init_value = 1; /* products: the init's value; logsumexp: its maximum (s = 1) */
@@ -397,41 +419,88 @@ static void sum_combine(void *r, const void *a, const void *b)
     memcpy(r, &x, 4);
 }
 
+/* Along rows: row lengths around the GPU's tiles of `value_bytes` values (the state and the row's
+ * start flag): short rows, rows that straddle tiles, rows of many tiles; each with at least one
+ * row and n at most max_n (where a length's one row passes max_n, none). */
+static int row_lengths(size_t value_bytes, size_t max_n, uint64_t *rng, size_t *lengths)
+{
+    const size_t tile = tile_items(value_bytes);
+    const size_t wanted[] = {1, 2, 3, 5, 16, 17, 127, 128, 129, tile - 1, tile, tile + 1, 3 * tile + 5,
+                             21 * tile + 7, 1 + test_random(rng) % 5000, 1 + test_random(rng) % (40 * tile)};
+    int count = 0;
+    for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k)
+        if (wanted[k] <= max_n)
+            lengths[count++] = wanted[k];
+    return count;
+}
+
+/* How many rows of `length` a case scans: one to enough for several tiles of short rows (about
+ * 2^18 items at most), n at most max_n. */
+static size_t row_count(size_t length, size_t max_n, uint64_t *rng)
+{
+    const size_t most = max_n / length, cap = (1u << 18) / length + 2;
+    return most < 2 ? 1 : 1 + test_random(rng) % (most < cap ? most : cap);
+}
+
+/* The variants of a case along rows: exclusive, a host init (no device init, no d_total along an
+ * axis), in place, d_totals. */
+static void rows_variant(op_call *c, int number, int may_in_place)
+{
+    c->exclusive = number % 2;
+    c->init = (number / 2) % 2 ? INIT_HOST : INIT_NONE;
+    c->with_total = 0;
+    c->in_place = may_in_place && (number / 3) % 2;
+}
+
 /* Checks a scan of states whose combine is `combine` (exact, on bytes) against a sequential
- * fold of the same function. */
+ * fold of the same function: one scan at sizes around the tiles, or along rows of lengths
+ * around them (each row from the init, with d_totals in some cases). */
 static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d, const char *name,
-                        size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+                        size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng), int along_rows)
 {
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, d, &op));
     const size_t bytes = d->state_bytes;
     size_t sizes[64];
-    const int count = test_edge_sizes(tile_items(bytes), max_n, rng, sizes);
+    const int count = along_rows ? row_lengths(DL_USER_VALUE(bytes, 1), max_n, rng, sizes)
+                                 : test_edge_sizes(tile_items(bytes), max_n, rng, sizes);
     for (int s = 0; s < count; ++s) {
-        const size_t n = sizes[s];
-        unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1);
-        CHECK(in && out, "malloc");
+        const size_t n = along_rows ? sizes[s] * row_count(sizes[s], max_n, rng) : sizes[s];
+        const size_t length = along_rows ? sizes[s] : SIZE_MAX, rows = along_rows ? n / length : 0;
+        unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1), *totals = malloc(rows * bytes + 1);
+        CHECK(in && out && totals, "malloc");
         for (size_t i = 0; i < n; ++i)
             draw(in + i * bytes, rng);
         unsigned char init[32], total[32], acc[32], before[32];
         draw(init, rng);
-        op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL};
-        op_variant(&c, s, 1);
+        op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL,
+                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL};
+        if (along_rows)
+            rows_variant(&c, s, 1);
+        else
+            op_variant(&c, s, 1);
         op_run(h, m, &c, out, total);
-        memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
         int bad = 0;
         for (size_t i = 0; i < n && bad < 5; ++i) {
+            if (i % length == 0)
+                memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
             memcpy(before, acc, bytes);
             d->combine(acc, acc, in + i * bytes);
             if (memcmp(out + i * bytes, c.exclusive ? before : acc, bytes) != 0) {
-                EXPECT(0, "%s n = %zu (case %d, %s, init %d) item %zu differs", name, n, s,
-                       c.exclusive ? "exclusive" : "inclusive", c.init, i);
+                EXPECT(0, "%s n = %zu, rows of %zu (case %d, %s, init %d) item %zu differs", name, n,
+                       along_rows ? length : n, s, c.exclusive ? "exclusive" : "inclusive", c.init, i);
+                ++bad;
+            }
+            if (c.totals && i % length == length - 1 && memcmp(totals + i / length * bytes, acc, bytes) != 0) {
+                EXPECT(0, "%s rows of %zu: row %zu's total differs", name, length, i / length);
                 ++bad;
             }
         }
+        if (n == 0)
+            memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
         if (c.with_total)
             EXPECT(memcmp(total, acc, bytes) == 0, "%s n = %zu: the total differs", name, n);
-        free(in), free(out);
+        free(in), free(out), free(totals);
     }
     dlscan_operator_destroy(op);
 }
@@ -473,31 +542,34 @@ static void draw_word(void *state, uint64_t *rng)
     memcpy(state, &x, 4);
 }
 
+/* The operators written here, each as source and as C functions. */
+static const uint32_t identity32[4] = {1, 0, 0, 1};
+static const uint64_t identity64[4] = {1, 0, 0, 1};
+static const uint32_t identity_triangle[3] = {1, 0, 1};
+static const arg_max lowest = {-INFINITY, 0};
+static const uint32_t zero = 0;
+static const dlscan_operator_desc matrices32 = {.size = sizeof(dlscan_operator_desc), .state_bytes = 16,
+                                                .identity = identity32, .in_bytes = 16, .out_bytes = 16,
+                                                .source = MATRIX_SOURCE("unsigned int"), .combine = matrix32};
+static const dlscan_operator_desc matrices64 = {.size = sizeof(dlscan_operator_desc), .state_bytes = 32,
+                                                .identity = identity64, .in_bytes = 32, .out_bytes = 32,
+                                                .source = MATRIX_SOURCE("unsigned long long"), .combine = matrix64};
+static const dlscan_operator_desc triangles = {.size = sizeof(dlscan_operator_desc), .state_bytes = 12,
+                                               .identity = identity_triangle, .in_bytes = 12, .out_bytes = 12,
+                                               .source = triangle_source, .combine = triangle_combine};
+static const dlscan_operator_desc arg = {.size = sizeof(dlscan_operator_desc), .state_bytes = 8, .identity = &lowest,
+                                         .in_bytes = 8, .out_bytes = 8, .source = arg_max_source,
+                                         .combine = arg_max_combine};
+static const dlscan_operator_desc sum = {.size = sizeof(dlscan_operator_desc), .state_bytes = 4, .identity = &zero,
+                                         .in_bytes = 4, .out_bytes = 4, .source = sum_source, .combine = sum_combine};
+
 void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
 {
-    const uint32_t identity32[4] = {1, 0, 0, 1};
-    const uint64_t identity64[4] = {1, 0, 0, 1};
-    const uint32_t identity_triangle[3] = {1, 0, 1};
-    const arg_max lowest = {-INFINITY, 0};
-    const uint32_t zero = 0;
-    const dlscan_operator_desc matrices32 = {.size = sizeof matrices32, .state_bytes = 16, .identity = identity32,
-                                             .in_bytes = 16, .out_bytes = 16,
-                                             .source = MATRIX_SOURCE("unsigned int"), .combine = matrix32};
-    const dlscan_operator_desc matrices64 = {.size = sizeof matrices64, .state_bytes = 32, .identity = identity64,
-                                             .in_bytes = 32, .out_bytes = 32,
-                                             .source = MATRIX_SOURCE("unsigned long long"), .combine = matrix64};
-    const dlscan_operator_desc triangles = {.size = sizeof triangles, .state_bytes = 12,
-                                            .identity = identity_triangle, .in_bytes = 12, .out_bytes = 12,
-                                            .source = triangle_source, .combine = triangle_combine};
-    const dlscan_operator_desc arg = {.size = sizeof arg, .state_bytes = 8, .identity = &lowest, .in_bytes = 8,
-                                      .out_bytes = 8, .source = arg_max_source, .combine = arg_max_combine};
-    const dlscan_operator_desc sum = {.size = sizeof sum, .state_bytes = 4, .identity = &zero, .in_bytes = 4,
-                                      .out_bytes = 4, .source = sum_source, .combine = sum_combine};
-    check_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32);
-    check_exact(h, m, &matrices64, "2x2 uint64 matrices", max_n / 2, rng, draw_matrix64);
-    check_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle);
-    check_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max);
-    check_exact(h, m, &sum, "user sum", max_n, rng, draw_word);
+    check_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32, 0);
+    check_exact(h, m, &matrices64, "2x2 uint64 matrices", max_n / 2, rng, draw_matrix64, 0);
+    check_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle, 0);
+    check_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max, 0);
+    check_exact(h, m, &sum, "user sum", max_n, rng, draw_word, 0);
 
     /* The user sum's bits are the built-in sum's. */
     const size_t n = max_n < 1000003 ? max_n : 1000003;
@@ -507,7 +579,7 @@ void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, 
         in[i] = (uint32_t)test_random(rng);
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, &sum, &op));
-    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL};
+    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL};
     unsigned char total[4];
     op_run(h, m, &c, mine, total);
     uint32_t *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
@@ -539,7 +611,7 @@ void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng
         a[i] = 0.5 + 0.5 * uniform(rng), b[i] = 2 * uniform(rng) - 1;
     const double start[2] = {1.0, 0.25};
     double total[2];
-    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b};
+    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL};
     op_run(h, m, &c, whole, total);
 
     double *d_a = m->alloc((n + 1) * 8, m->context), *d_b = m->alloc((n + 1) * 8, m->context);
@@ -578,12 +650,71 @@ void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng
     dlscan_operator_destroy(op);
 }
 
+/* ---------------------------------------------------------------- along rows */
+
+/* The float32 recurrence along rows, two inputs, load and store: each row from h0 (the init's b),
+ * against a long double reference with check_recurrence's bound for the row's length. */
+static void check_rows_recurrence(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
+    size_t lengths[32];
+    const int count = row_lengths(DL_USER_VALUE(8, 1), max_n, rng, lengths);
+    for (int s = 0; s < count; ++s) {
+        const size_t length = lengths[s], n = length * row_count(length, max_n, rng), rows = n / length;
+        float *a = malloc(n * 4), *b = malloc(n * 4), *out = malloc(n * 4), *totals = malloc(rows * 8);
+        CHECK(a && b && out && totals, "malloc");
+        for (size_t i = 0; i < n; ++i) {
+            a[i] = (float)((0.5 + 0.5 * uniform(rng)) * (test_random(rng) & 1 ? -1 : 1));
+            b[i] = (float)(2 * uniform(rng) - 1);
+        }
+        const float init[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
+        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL};
+        rows_variant(&c, s, 1);
+        float total[2];
+        op_run(h, m, &c, out, total);
+        const double h0 = c.init != INIT_NONE ? init[1] : 0.0, tolerance = rounds(length) * 0x1p-24;
+        long double hx = 0, magnitude = 0;
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            if (i % length == 0)
+                hx = h0, magnitude = fabs(h0);
+            const long double before = hx, before_magnitude = magnitude;
+            hx = a[i] * hx + b[i];
+            magnitude = fabsl((long double)a[i]) * magnitude + fabsl((long double)b[i]);
+            const long double want = c.exclusive ? before : hx, scale = c.exclusive ? before_magnitude : magnitude;
+            if (!(fabsl(out[i] - want) <= tolerance * (scale + 1e-30))) {
+                EXPECT(0, "float32 recurrence rows of %zu (case %d) item %zu: %.9g, want %.9Lg", length, s, i,
+                       (double)out[i], want);
+                ++bad;
+            }
+            if (c.totals && i % length == length - 1 && !(fabsl(totals[2 * (i / length) + 1] - hx) <= tolerance * (magnitude + 1e-30))) {
+                EXPECT(0, "float32 recurrence rows of %zu: row %zu's total %.9g, want %.9Lg", length, i / length,
+                       (double)totals[2 * (i / length) + 1], hx);
+                ++bad;
+            }
+        }
+        free(a), free(b), free(out), free(totals);
+    }
+    dlscan_operator_destroy(op);
+}
+
+void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    check_exact(h, m, &sum, "user sum", max_n, rng, draw_word, 1);
+    check_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max, 1);
+    check_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle, 1);
+    check_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32, 1);
+    check_rows_recurrence(h, m, max_n, rng);
+}
+
 /* ---------------------------------------------------------------- refusals */
 
 void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
 {
-    const uint32_t zero[9] = {0};
-    const dlscan_operator_desc good = {.size = sizeof good, .state_bytes = 4, .identity = zero, .in_bytes = 4,
+    const uint32_t zeros[9] = {0};
+    const dlscan_operator_desc good = {.size = sizeof good, .state_bytes = 4, .identity = zeros, .in_bytes = 4,
                                        .out_bytes = 4, .source = sum_source, .combine = sum_combine};
     dlscan_operator_t op = (dlscan_operator_t)1;
     dlscan_operator_desc d = good;
@@ -631,8 +762,18 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
     dlscan_scan_args bad = a;
     bad.d_offsets = d_offsets, bad.num_segments = 1;
     EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments: %s", dlscan_last_error(h));
-    bad = a, bad.axis_length = 100;
-    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "an axis");
+    bad = a, bad.axis_length = 100, bad.axis_stride = 2;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "columns: %s", dlscan_last_error(h));
+    bad = a, bad.axis_length = 300;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "rows that do not divide n");
+    bad = a, bad.axis_length = 100, bad.d_total = d_out;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "rows with d_total");
+    bad = a, bad.axis_length = 100, bad.d_totals = d_out + 2;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_MISALIGNED, "d_totals misaligned");
+    bad = a, bad.axis_length = 100, bad.d_totals = d_out + 400;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_OVERLAP, "d_totals inside d_out");
+    bad = a, bad.d_totals = d_out;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "d_totals without axis_length");
     bad = a, bad.d_in2 = d_in;
     EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 with one input");
     bad = a, bad.custom = recurrence;
@@ -647,6 +788,15 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
            "a plain reduction still runs");
     m->wait(m->context);
     m->fill(d_out, TEST_POISON_BYTE, n * 4, m->context);
+    /* A 32-byte state has no room for the row's-start flag. */
+    {
+        dlscan_operator_t matrices;
+        CHECK_OK(h, dlscan_operator_create(h, &matrices64, &matrices));
+        bad = a, bad.custom = matrices, bad.n = n / 8, bad.axis_length = 125;
+        EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "rows of a 32-byte state: %s",
+               dlscan_last_error(h));
+        dlscan_operator_destroy(matrices);
+    }
     /* An operator of the other backend. */
     dlscan_handle_t other;
     const int gpu = dlscan_backend_name(h)[0] == 'g';

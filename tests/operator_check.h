@@ -22,11 +22,18 @@ void operator_check_builtins(dlscan_handle_t h, const test_memory *memory, size_
 /* Operators written here: 2x2 matrix products modulo 2^32 and 2^64, an arg-max, a user sum. */
 void operator_check_user(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
+/* Along rows (axis_length, axis_stride 1): operators written here exactly and the float32
+ * recurrence within rounding, at row lengths around the GPU's tiles (one item, short rows that
+ * share a tile, rows that straddle tiles, rows of many tiles), inclusive and exclusive, with and
+ * without a host init, in place, with d_totals. */
+void operator_check_rows(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
 /* A chain of calls over chunks, d_init = d_total, against one call. */
 void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
 
 /* Refusals: each gets its status and writes nothing (descriptions out of range, a scan with an
- * operator of another backend, segments, d_in2 missing or extra). On a GPU handle also a source
+ * operator of another backend, segments, columns, rows of a 32-byte state, d_totals misplaced, d_in2
+ * missing or extra). On a GPU handle also a source
  * that does not compile (DLSCAN_ERROR_COMPILE, with the compiler's log). */
 void operator_check_refusals(dlscan_handle_t h, const test_memory *memory);
 

@@ -877,17 +877,21 @@ Test(gpu, user_operator_builtins, .timeout = 600)
     gpu_done(h, stream);
 }
 
-/* Both kernels: the default choice (few tiles one block each, more persistent) and one block
- * per tile at every size. */
-Test(gpu, user_operators_written_in_the_test, .timeout = 600)
+/* A check on both kernels: the default choice (few tiles one block each, more persistent) and
+ * one block per tile at every size. */
+static void on_both_kernels(void (*check)(dlscan_handle_t, const test_memory *, size_t, uint64_t *))
 {
     GPU_TEST_BEGIN(h, m, stream, rng);
     for (int persistent = 1; persistent >= 0; --persistent) {
         cr_assert_eq(dlscan_set_option(h, DLSCAN_OPTION_PERSISTENT, persistent), DLSCAN_SUCCESS);
-        operator_check_user(h, &m, test_max_n(1u << 22), &rng);
+        check(h, &m, test_max_n(1u << 22), &rng);
     }
     gpu_done(h, stream);
 }
+
+Test(gpu, user_operators_written_in_the_test, .timeout = 600) { on_both_kernels(operator_check_user); }
+
+Test(gpu, user_operators_along_rows, .timeout = 600) { on_both_kernels(operator_check_rows); }
 
 Test(gpu, user_operator_chains_and_refusals, .timeout = 240)
 {

@@ -25,7 +25,8 @@ input's own library (numpy.empty, torch.empty, cupy.empty, or the array API's em
 out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
 
 linear_recurrence (h[t] = a[t] h[t-1] + b[t]), cumprod and logcumsumexp scan with operators
-that dlscan compiles at run time on a GPU (dlscan.h, "Your own operator"), over x flattened.
+that dlscan compiles at run time on a GPU (dlscan.h, "Your own operator"), over x flattened
+(axis=None) or along its last axis (axis=-1: a batch of rows, each from initial).
 
 group= scans one array spread over the ranks of an mpi4py communicator (NumPy arrays, or CUDA
 arrays through the host) or of a torch.distributed process group (CUDA tensors over its NCCL):

@@ -208,19 +208,21 @@ static PyMethodDef dlpy_methods[] = {
      "h[t] = a[t] * h[t-1] + b[t] with h[-1] = initial, for float32 or float64 arrays a and b of\n"
      "one length (a may be one number for every item), as one scan (dlscan.h, \"Your own\n"
      "operator\"): the state-space and linear-RNN recurrences, moving averages, IIR filters.\n"
-     "exclusive: out[t] = h[t-1]. The scan runs over the arrays flattened (axis=None, or the only\n"
-     "axis of a one-dimensional array). On a GPU the first call of a type compiles the\n"
-     "operator (NVRTC), which is then cached.\n\n"
+     "exclusive: out[t] = h[t-1]. The scan runs over the arrays flattened (axis=None), or along\n"
+     "their last axis (axis=-1: each row from initial, as a batch of [B, L]). On a GPU the first\n"
+     "call of a type compiles the operator (NVRTC), which is then cached.\n\n"
      "Returns out, of b's type and shape."},
     {"cumprod", (PyCFunction)(void (*)(void))dlpy_cumprod, METH_VARARGS | METH_KEYWORDS,
      "cumprod(x, *, axis=None, out=None, deterministic=False, stream=None)\n--\n\n"
      "The running product of x (int32, uint32, int64, uint64 wrapping around; float32,\n"
-     "float64), as numpy.cumprod of x flattened, through a user operator.\n\n"
+     "float64), as numpy.cumprod of x flattened (axis=None) or along its last axis (axis=-1),\n"
+     "through a user operator.\n\n"
      "Returns out."},
     {"logcumsumexp", (PyCFunction)(void (*)(void))dlpy_logcumsumexp, METH_VARARGS | METH_KEYWORDS,
      "logcumsumexp(x, *, axis=None, out=None, deterministic=False, stream=None)\n--\n\n"
      "log(exp(x[0]) + ... + exp(x[t])) without overflow (torch.logcumsumexp; float32,\n"
-     "float64), over x flattened, through a user operator.\n\n"
+     "float64), over x flattened (axis=None) or along its last axis (axis=-1), through a user\n"
+     "operator.\n\n"
      "Returns out."},
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,
      "reserve(x, *, dtype=None, axis=None)\n--\n\n"

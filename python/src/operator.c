@@ -60,8 +60,8 @@ static dlscan_operator_t dlpy_builtin(dlscan_handle_t h, int which, int kind, co
 
 /* ---- The calls ---- */
 
-/* One scan of x (and x2, item for item) with the built-in `which` into a new array like x (or
- * out=), starting from the state `initial` (two numbers: a recurrence's (1, h0), logsumexp's
+/* One scan of x (and x2, item for item; along the last axis, each row) with the built-in `which`
+ * into a new array like x (or out=), starting from the state `initial` (two numbers: a recurrence's (1, h0), logsumexp's
  * (x0, 1)), or the identity where has_initial is 0. a: a recurrence's scalar a, or NULL. */
 static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const double *a, int has_initial,
                                    double initial_first, double initial_second, PyObject *axis, PyObject *out,
@@ -73,16 +73,19 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
     int previous_device = -1;
     if (dlpy_array_take_nd(&in, x, func, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", &place, 1, 0) < 0)
         return NULL;
-    /* axis=: None, or the only dimension (user operators scan no axis yet: x flattened) */
-    int d;
+    /* axis=: None (x flattened), or the last dimension: rows (dlscan.h's scans along an axis of
+     * stride 1). User operators scan along no other axis yet. */
+    int d = 0;
     if (axis != Py_None && dlpy_axis(axis, in.ndim, func, &d) < 0)
         goto done;
-    if (axis != Py_None && in.ndim > 1) {
+    if (axis != Py_None && d != in.ndim - 1) {
         PyErr_Format(PyExc_NotImplementedError,
-                     "dlscan.%s: axis=%R on an array of %d dimensions: user operators scan no axis yet; "
-                     "pass axis=None (x flattened) or a one-dimensional array", func, axis, in.ndim);
+                     "dlscan.%s: axis=%R on an array of %d dimensions: user operators scan along the last "
+                     "axis only, not yet along another; pass axis=-1, or axis=None (x flattened)",
+                     func, axis, in.ndim);
         goto done;
     }
+    const size_t row_length = axis != Py_None && in.ndim > 1 && in.n > 0 ? in.shape[in.ndim - 1] : 0;
     const int kind = in.kind;
     const int real = kind == DLSCAN_FLOAT32 || kind == DLSCAN_FLOAT64;
     if (!real && !(which == DLSCAN_BUILTIN_PRODUCT && (kind == DLSCAN_INT32 || kind == DLSCAN_UINT32 ||
@@ -98,6 +101,10 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
         if (in2.n != in.n || in2.kind != kind) {
             PyErr_Format(PyExc_ValueError, "dlscan.%s: a and b must match: %zu items of %s and %zu of %s", func,
                          in.n, dlpy_kinds[kind].name, in2.n, dlpy_kinds[in2.kind].name);
+            goto done;
+        }
+        if (row_length && (in2.ndim != in.ndim || memcmp(in2.shape, in.shape, (size_t)in.ndim * sizeof in.shape[0]))) {
+            PyErr_Format(PyExc_ValueError, "dlscan.%s: along an axis a and b must have one shape", func);
             goto done;
         }
     }
@@ -133,6 +140,7 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
     args.d_in2 = x2 ? in2.data : NULL;
     args.d_out = result.data;
     args.n = in.n;
+    args.axis_length = row_length;
     args.exclusive = exclusive;
     args.init = has_initial ? init : NULL;
     dlscan_status status;

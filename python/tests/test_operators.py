@@ -90,6 +90,30 @@ def test_logcumsumexp(rng, dtype):
     assert np.isneginf(dlscan.logcumsumexp(np.array([-np.inf, -np.inf], dtype)))[0]
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 1), (5, 7), (40, 4097), (2, 3, 300), (0, 5)])
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_along_the_last_axis(rng, dtype, shape, exclusive):
+    """Each row from initial (axis=-1), against the 1-D call on each row."""
+    n = int(np.prod(shape))
+    a, b = recurrence_inputs(rng, n, dtype)
+    a, b = a.reshape(shape), b.reshape(shape)
+    h = dlscan.linear_recurrence(a, b, initial=0.25, axis=-1, exclusive=exclusive)
+    assert h.shape == shape and h.dtype == np.dtype(dtype)
+    rows_a, rows_b, rows_h = a.reshape(-1, shape[-1]), b.reshape(-1, shape[-1]), h.reshape(-1, shape[-1])
+    for r in range(rows_a.shape[0]):
+        want, magnitude = recurrence(rows_a[r], rows_b[r], 0.25, exclusive)
+        bound = (1e-4 if dtype == "float32" else 1e-12) * (magnitude + 1e-30)
+        assert np.all(np.abs(rows_h[r].astype(np.longdouble) - want) <= bound)
+    x = (1 + rng.uniform(-1, 1, n) / 256).astype(dtype).reshape(shape)
+    eps = np.finfo(dtype).eps
+    want = np.cumprod(x.astype(np.longdouble), axis=-1)
+    assert np.all(np.abs(dlscan.cumprod(x, axis=-1) - want) <= (16 * np.sqrt(shape[-1]) + 64) * eps * np.abs(want))
+    got = dlscan.logcumsumexp(x, axis=len(shape) - 1)
+    assert np.allclose(got, np.logaddexp.accumulate(x.astype(np.float64), axis=-1), rtol=0,
+                       atol=(16 * np.sqrt(shape[-1]) + 64) * eps)
+
+
 def test_bad_input(rng):
     a, b = recurrence_inputs(rng, 10, "float32")
     with pytest.raises(ValueError):
@@ -103,7 +127,9 @@ def test_bad_input(rng):
     with pytest.raises(TypeError):
         dlscan.cumprod(np.arange(5, dtype=np.int8))
     with pytest.raises(NotImplementedError):
-        dlscan.cumprod(np.ones((2, 3), np.float32), axis=1)
+        dlscan.cumprod(np.ones((2, 3), np.float32), axis=0)
+    with pytest.raises(ValueError):
+        dlscan.linear_recurrence(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), axis=-1)
     with pytest.raises(ValueError):
         dlscan.cumprod(np.ones(4, np.float32), out=np.empty(3, np.float32))
 
@@ -123,6 +149,16 @@ def test_on_the_gpu(rng):
             want, magnitude = recurrence(a, b, 0.5)
             bound = (1e-4 if dtype == "float32" else 1e-12) * magnitude
             assert np.all(np.abs(h.cpu().numpy().astype(np.longdouble) - want) <= bound)
+        # [B, L] along the last axis: each row from initial
+        for shape in [(3, 1), (64, 1000), (5, 70_001)]:
+            a, b = recurrence_inputs(rng, int(np.prod(shape)), dtype)
+            a, b = a.reshape(shape), b.reshape(shape)
+            h = dlscan.linear_recurrence(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), initial=0.5,
+                                         axis=-1).cpu().numpy()
+            for r in range(shape[0]):
+                want, magnitude = recurrence(a[r], b[r], 0.5)
+                bound = (1e-4 if dtype == "float32" else 1e-12) * magnitude
+                assert np.all(np.abs(h[r].astype(np.longdouble) - want) <= bound)
         x = rng.uniform(-8, 8, 300_007).astype(dtype)
         got = dlscan.logcumsumexp(torch.from_numpy(x).cuda())
         want = torch.logcumsumexp(torch.from_numpy(x).double(), 0)
