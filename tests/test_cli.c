@@ -1116,7 +1116,8 @@ Test(cli, standard_input_and_output)
 }
 
 /* --op prod and logsumexp (user operators), chained over chunks through the carry, on the CPU
- * backend; refused with segments or another output type. */
+ * backend, and prod along rows with their totals; refused with segments, columns, another
+ * output type, or logsumexp's totals. */
 Test(cli, prod_and_logsumexp)
 {
     static const char items[] = "3 -2 5 7 -1 4 2 9 -3 6 1 8";
@@ -1144,6 +1145,30 @@ Test(cli, prod_and_logsumexp)
                            "prod", "--out-type", "float64", "--format", "text", "-", "-");
     cr_expect_neq(r.status, 0, "prod into another type");
     cli_run_free(&r);
+    /* rows of 4 from --init 2, two rows a chunk */
+    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
+                           "--init", "2", "--axis-length", "4", "--totals", in_work("totals.txt"), "--format",
+                           "text", "--chunk-items", "8", "-", "-");
+    expect_success(&r);
+    cr_expect_str_eq(r.out, "6\n-12\n-60\n-420\n-2\n-8\n-16\n-144\n-6\n-36\n-36\n-288\n");
+    size_t totals_size;
+    char *totals = read_file(in_work("totals.txt"), &totals_size);
+    cr_expect(totals_size == 15 && memcmp(totals, "-420\n-144\n-288\n", 15) == 0, "totals %.*s", (int)totals_size,
+              totals);
+    free(totals);
+    unlink(in_work("totals.txt"));
+    cli_run_free(&r);
+    static const char *const refused[][4] = {
+        {"prod", "--axis-stride", "2", "scans along rows only"},
+        {"logsumexp", "--totals", "t", "writes no --totals"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {
+        r = RUN_CLI_WITH_INPUT(logs, sizeof logs - 1, "scan", "--backend", "cpu", "--type", "float64", "--op",
+                               refused[k][0], "--axis-length", "2", refused[k][1], refused[k][2], "--format",
+                               "text", "-", "-");
+        expect_error(&r, 1, refused[k][3]);
+        cli_run_free(&r);
+    }
 }
 
 Test(cli, empty_input_gives_empty_output)
