@@ -384,8 +384,9 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     making did, and cached alike).
  *   - Segments, other axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
  *   - A state wider than 8 bytes (along rows, than 4 bytes) takes more descriptor storage than
- *     dlscan_reserve(n) provides: before capturing such a scan in a graph, call
- *     dlscan_reserve_scan with its arguments (which also compiles the program of rows).
+ *     dlscan_reserve(n) provides, and a scan along rows needs its program: before capturing
+ *     such a scan in a graph, call dlscan_reserve_scan with its arguments (which compiles the
+ *     program of rows where it is missing).
  * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,
  * loaded from libnvrtc when first needed) for the handle's GPU into dlscan's scan kernel when the
  * operator is made, and kept: a scan with it costs what a built-in scan costs. The compiled code
