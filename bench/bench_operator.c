@@ -110,6 +110,28 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     return (int)cudaErrorInvalidValue;
 }
 
+/* The guard of a float32 recurrence's output h (n items in rows of `length`, each from h = 0)
+ * against a float64 sequential reference, within (2 log2 L + 64 + L / 512) x 2^-24 times the
+ * recurrence of magnitudes (tests/operator_check.c's bound): 1, with the first wrong item named on
+ * stderr, or 0. */
+static int recurrence_wrong(const char *name, const float *a, const float *b, const float *h, size_t n, size_t length)
+{
+    double hx = 0, magnitude = 0;
+    const double bound = (2 * log2((double)length + 2) + 64 + (double)length / 512) * 0x1p-24;
+    for (size_t i = 0; i < n; ++i) {
+        if (i % length == 0)
+            hx = 0, magnitude = 0;
+        hx = (double)a[i] * hx + b[i];
+        magnitude = a[i] * magnitude + fabs(b[i]);
+        if (!(fabs(h[i] - hx) <= bound * magnitude)) {
+            fprintf(stderr, "bench_operator: %s n = %zu, rows of %zu, item %zu: %.9g, want %.9g: WRONG\n", name, n,
+                    length, i, h[i], hx);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static const char sum_source[] =
     "typedef unsigned int dlscan_state;\n"
     "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y) { return x + y; }\n";
@@ -244,18 +266,8 @@ int main(int argc, char **argv)
             wrong = 1;
         CUDA_CHECK(cudaStreamSynchronize(timer.stream));
         CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
-        double hx = 0, magnitude = 0;
-        const double bound = (2 * log2((double)n + 2) + 64 + (double)n / 512) * 0x1p-24;
-        for (size_t i = 0; i < n; ++i) {
-            hx = (double)a[i] * hx + b[i];
-            magnitude = a[i] * magnitude + fabs(b[i]);
-            if (!(fabs(h[i] - hx) <= bound * magnitude)) {
-                fprintf(stderr, "bench_operator: recurrence-f32 n = %zu item %zu: %.9g, want %.9g: WRONG\n", n, i,
-                        h[i], hx);
-                wrong = 1;
-                break;
-            }
-        }
+        if (recurrence_wrong(names[RECURRENCE_F32], a, b, h, n, n))
+            wrong = 1;
         uint32_t *x = (uint32_t *)h, *y = malloc(n * 4);
         if (!y || run(&c, SUM_BUILTIN, n, timer.stream) != 0)
             return 1;
@@ -310,20 +322,8 @@ int main(int argc, char **argv)
                 return 1;
             CUDA_CHECK(cudaStreamSynchronize(timer.stream));
             CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
-            double hx = 0, magnitude = 0;
-            const double bound = (2 * log2((double)c.row_length + 2) + 64 + (double)c.row_length / 512) * 0x1p-24;
-            for (size_t i = 0; i < n; ++i) {
-                if (i % c.row_length == 0)
-                    hx = 0, magnitude = 0;
-                hx = (double)a[i] * hx + b[i];
-                magnitude = a[i] * magnitude + fabs(b[i]);
-                if (!(fabs(h[i] - hx) <= bound * magnitude)) {
-                    fprintf(stderr, "bench_operator: %s L = %zu item %zu: %.9g, want %.9g: WRONG\n", names[v],
-                            c.row_length, i, h[i], hx);
-                    wrong = 1;
-                    break;
-                }
-            }
+            if (recurrence_wrong(names[v], a, b, h, n, c.row_length))
+                wrong = 1;
         }
     }
     c.row_length = 0;

@@ -115,8 +115,8 @@ static const char dl_stub_stddef[] = "#pragma once\n"
 static const char dl_stub_empty[] = "#pragma once\n";
 
 /* The kernel's source: the operator's sizes, flags and identity and the program (rows: 1 along
- * rows) as macros, its text, then user_kernel.cuh. Returns a malloc'd string, or NULL. */
-static char *dl_jit_source(const struct dlscan_operator *op, const char *text, int rows)
+ * rows) as macros, its text (op->text), then user_kernel.cuh. Returns a malloc'd string, or NULL. */
+static char *dl_jit_source(const struct dlscan_operator *op, int rows)
 {
     char head[1024];
     int at = snprintf(head, sizeof head,
@@ -130,10 +130,10 @@ static char *dl_jit_source(const struct dlscan_operator *op, const char *text, i
         at += snprintf(head + at, sizeof head - (size_t)at, "%s0x%08xu", k ? ", " : "", op->identity[k]);
     at += snprintf(head + at, sizeof head - (size_t)at, "\n#line 1 \"operator\"\n");
     static const char tail[] = "\n#include \"user_kernel.cuh\"\n";
-    const size_t bytes = (size_t)at + strlen(text) + sizeof tail;
+    const size_t bytes = (size_t)at + strlen(op->text) + sizeof tail;
     char *source = malloc(bytes);
     if (source)
-        snprintf(source, bytes, "%s%s%s", head, text, tail);
+        snprintf(source, bytes, "%s%s%s", head, op->text, tail);
     return source;
 }
 
@@ -384,7 +384,7 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
     const int arch = major * 10 + minor;
     pthread_once(&dl_nvrtc_once, dl_nvrtc_open);
     const dl_nvrtc *api = &dl_nvrtc_api;
-    char *source = dl_jit_source(op, op->text, rows);
+    char *source = dl_jit_source(op, rows);
     if (!source)
         return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "the operator's source");
 

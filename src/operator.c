@@ -141,11 +141,9 @@ dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
     const unsigned char *in = r->in, *in2 = r->in2;
     const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
     unsigned char *to = r->out, *totals = r->totals;
-    const size_t length = r->axis_length ? r->axis_length : r->n + 1;
-    for (size_t i = 0, at = 0; i < r->n; ++i, ++at) {
-        if (at == length) { /* a row's end */
-            if (totals)
-                memcpy(totals + (i / length - 1) * op->state_bytes, acc, op->state_bytes);
+    const size_t length = r->axis_length ? r->axis_length : r->n;
+    for (size_t i = 0, at = 0; i < r->n; ++i) {
+        if (at == length) { /* the next row */
             memcpy(acc, r->init_state, op->state_bytes);
             at = 0;
         }
@@ -168,11 +166,11 @@ dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
                 memcpy(out, acc, op->state_bytes);
         }
         memcpy(to + i * op->out_bytes, out, op->out_bytes);
+        if (++at == length && totals) /* a row's end */
+            memcpy(totals + i / length * op->state_bytes, acc, op->state_bytes);
     }
     if (r->total)
         memcpy(r->total, acc, op->state_bytes);
-    if (totals && r->n > 0) /* the last row's */
-        memcpy(totals + (r->n / length - 1) * op->state_bytes, acc, op->state_bytes);
     return DLSCAN_SUCCESS;
 }
 
