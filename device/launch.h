@@ -49,12 +49,13 @@ typedef struct dl_scan_params {
 
 /* A scan with a user operator (src/jit.c; device/user_kernel.cuh, compiled at run time): the
  * plain scan's parameters (init and total: one state each in device memory, or NULL; seed_bits
- * unused), the operator's second input, and the host's init as a state (the identity where it
- * gave none). */
+ * unused), the operator's second input, the host's init as a state (the identity where it gave
+ * none), and along rows the length's inverse. */
 typedef struct dl_user_params {
     dl_scan_params scan;
     const void *in2;        /* n items of the operator's in2_bytes, or NULL */
     uint32_t seed[8];       /* the seed state's words (its state_bytes / 4 first ones) */
+    double row_inverse;     /* rows: 1 / scan.row_length (rows.cuh) */
 } dl_user_params;
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).

@@ -120,7 +120,13 @@
 #define DL_USER_VALUE(state_bytes, rows) ((state_bytes) + ((rows) ? 4 : 0))
 #define DL_USER_ITEMS(state_bytes) ((state_bytes) <= 4 ? 32 : (state_bytes) <= 8 ? 16 : (state_bytes) <= 16 ? 8 : 4)
 #define DL_USER_BLOCKS_PER_SM 2
-#define DL_USER_RING_THREADS (DL_USER_THREADS + 64) /* + a producer and a reducer warp */
+/* The persistent kernel's look-back: along rows by a warp of its own (1), ahead of the compute
+ * warps, which so never wait for the look-back's trip to memory; else by compute warp 0 in each
+ * tile (0), as the built-in scans do, since an eleventh warp leaves two blocks an SM 80 registers a
+ * thread, and the states' wider tiles then spill (bench/NOTES.md, "User operators", "Along rows"). */
+#define DL_USER_LOOK_BACK_WARP(rows) (rows)
+#define DL_USER_RING_THREADS(rows) /* + a producer and a reducer warp, and the look-back's */      \
+    (DL_USER_THREADS + 64 + (DL_USER_LOOK_BACK_WARP(rows) ? 32 : 0))
 /* A persistent block's stage: a tile's items of both inputs (in2_bytes 0: one input). */
 #define DL_USER_STAGE(state_bytes, in_bytes, in2_bytes)                                            \
     (DL_USER_THREADS * DL_USER_ITEMS(state_bytes) * ((in_bytes) + (in2_bytes)))

@@ -1,9 +1,9 @@
 /*
  * segment_kernel.cu: segmented scans, by key or over segment offsets, and scans along rows (an
- * axis of stride 1: a segment every row_length items, its heads computed from the index; long
- * rows the plain scan's kernel takes, scan_kernel.cu), in one kernel launch, on the scan's
- * tile, look-back and ring, with protocol.h's rule for segments ("Segments"). Along rows, the
- * thread holding a row's last item stores the row's total.
+ * axis of stride 1: a segment every row_length items, its heads computed from the index,
+ * rows.cuh; long rows the plain scan's kernel takes, scan_kernel.cu), in one kernel launch, on
+ * the scan's tile, look-back and ring, with protocol.h's rule for segments ("Segments"). Along
+ * rows, the thread holding a row's last item stores the row's total.
  *
  * A tile works as a plain scan's (scan_kernel.cu) with the segmented operator (ops.cuh,
  * dl_segmented) inside the block: each thread marks which of its items start a segment (its
@@ -39,6 +39,7 @@
 #include "launch.h"
 #include "ops.cuh"
 #include "ring.cuh"
+#include "rows.cuh"
 #include "tile.cuh"
 
 template <typename T> using dl_segment_shape = dl_scan_shape<T, DL_SEGMENT_ROWS>;
@@ -128,68 +129,6 @@ __device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_
     const K before = warp_base > 0 && warp_base - 1 < n ? (K)keys[warp_base - 1] : K(0);
     const uint32_t heads = dl_key_heads(key, before, warp_base == 0);
     return whole ? heads : dl_heads_before<ROWS, VEC>(heads, warp_base, n);
-}
-
-/* ---------------------------------------------------------------- rows */
-
-/* i % length without a 64-bit division: the quotient from the double `inverse` (1 / length,
- * rounded), exact to one either way for i < 2^51, then corrected. */
-__device__ __forceinline__ uint64_t dl_row_place(uint64_t i, uint64_t length, double inverse)
-{
-    const uint64_t q = (uint64_t)((double)i * inverse);
-    const int64_t r = (int64_t)(i - q * length);
-    return (uint64_t)(r < 0 ? r + (int64_t)length : r >= (int64_t)length ? r - (int64_t)length : r);
-}
-
-/* Rows of `length` items: the heads of this thread's items (where the call's index divides by
- * the length) and, in *ends, the items that end a row (the next index divides by it), bit
- * r * VEC + e as dl_key_heads sets them; items at or past n are neither. Nothing is read, and
- * nothing divides: each row of VEC items finds its first item's place in its row
- * (dl_row_place), and then rows of at least VEC items need only comparisons; shorter ones (1 to
- * VEC - 1 items) take a remainder of small numbers. warp_base: the warp's first item. */
-template <int ROWS, int VEC>
-__device__ __forceinline__ uint32_t dl_row_heads(uint64_t warp_base, uint64_t n, uint64_t length,
-                                                 double inverse, uint32_t *ends)
-{
-    const int lane = threadIdx.x % 32;
-    uint32_t heads = 0, last = 0;
-    if (length >= VEC) {
-#pragma unroll
-        for (int r = 0; r < ROWS; ++r) {
-            const uint64_t first = warp_base + (uint64_t)(r * 32 + lane) * VEC;
-            const uint64_t place = dl_row_place(first, length, inverse);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-                const uint64_t q = place + (uint64_t)e; /* < length + VEC <= 2 x length */
-                const bool in = first + (uint64_t)e < n;
-                heads |= (uint32_t)(in && (q == 0 || q == length)) << (r * VEC + e);
-                last |= (uint32_t)(in && q + 1 == length) << (r * VEC + e);
-            }
-        }
-    } else {
-        const uint32_t small = (uint32_t)length;
-#pragma unroll
-        for (int r = 0; r < ROWS; ++r) {
-            const uint64_t first = warp_base + (uint64_t)(r * 32 + lane) * VEC;
-            const uint32_t place = (uint32_t)dl_row_place(first, length, inverse);
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) {
-                const bool in = first + (uint64_t)e < n;
-                heads |= (uint32_t)(in && (place + e) % small == 0) << (r * VEC + e);
-                last |= (uint32_t)(in && (place + e + 1) % small == 0) << (r * VEC + e);
-            }
-        }
-    }
-    *ends = last;
-    return heads;
-}
-
-/* The tile index of the last head among `count` items from `base` in rows of `length`, or -1. */
-__device__ __forceinline__ int dl_rows_last_head(uint64_t base, int count, uint64_t length)
-{
-    const uint64_t end = base + (uint64_t)count - 1;
-    const uint64_t head = end - end % length;
-    return head >= base ? (int)(head - base) : -1;
 }
 
 /* ---------------------------------------------------------------- offsets */
@@ -696,7 +635,7 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
             last = dl_mark_offsets(p.offsets, p.num_segments, staged, dl_stage_header(sh.stage_segment[s]),
                                    base, count, bitmap);
         } else if constexpr (G::rows) {
-            last = dl_rows_last_head(base, count, p.row_length);
+            last = dl_rows_last_head(base, count, p.row_length, p.row_inverse);
         } else if (whole) {
             last = dl_stage_last_head<BY, S::tile_items>(reinterpret_cast<const BY *>(stage + G::keys_at),
                                                           tile == 0);

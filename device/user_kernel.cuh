@@ -23,21 +23,27 @@
  * is a row's first where its index is a multiple of the row length, and there its state starts
  * from the seed (the host's init); so every row is scanned on its own, across tiles and through
  * the look-back, with the tiles of one scan. The value is one 32-bit word wider than the state
- * (DL_USER_VALUE_BYTES), which sets the tile and the descriptors' words.
+ * (DL_USER_VALUE_BYTES), which sets the tile and the descriptors' words. Each thread's heads
+ * (and the items that end a row, for d_totals) come from the index (rows.cuh); a tile's
+ * aggregate needs only the items from its last row start on, and a tile where a row starts
+ * publishes it as its P at once (protocol.h, "Segments").
  *
  * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
  * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
  * memory. Each thread turns its items into states and scans each row's, the transposed warp scan
- * (warp.cuh) joins the rows across the lanes, and block.cuh's dl_tile_warp_prefix does the block
- * scan and the look-back (lookback.cuh: the X/A/P protocol with a state of any width, protocol.h,
- * "descriptor word"); each thread then scans its items from its prefix and stores them. Two
- * kernels work such tiles, each with a tree and a left fold (DLSCAN_OPTION_DETERMINISTIC) of the
- * look-back's windows:
+ * (warp.cuh) joins the rows across the lanes (dl_user_local), the block's warps are scanned and
+ * the look-back (lookback.cuh: the X/A/P protocol with a state of any width, protocol.h,
+ * "descriptor word") gives the tile's prefix; each thread then scans its items from its prefix
+ * and stores them (dl_user_finish). Two kernels work such tiles, each with a tree and a left fold
+ * (DLSCAN_OPTION_DETERMINISTIC) of the look-back's windows:
  *   dl_user_scan_persistent (sm_90, 16-byte aligned inputs): a few blocks an SM, each with a
  *     producer warp that draws tickets and has the bulk-copy engine prefetch each tile, both
  *     inputs, into a ring of stages (ring.cuh), a reducer warp that publishes each tile's
- *     aggregate as it lands, and the compute warps, which take the stages in ring order;
- *   dl_user_scan (any GPU, any alignment): one block per tile, loading from global memory.
+ *     aggregate as it lands, along rows a look-back warp ahead of the compute warps (policy.h,
+ *     DL_USER_LOOK_BACK_WARP; else compute warp 0 looks back in each tile, block.cuh's
+ *     dl_tile_warp_prefix), and the compute warps, which take the stages in ring order;
+ *   dl_user_scan (any GPU, any alignment): one block per tile, loading from global memory; warp
+ *     0 looks back (dl_tile_warp_prefix).
  * src/jit.c launches them as the built-in scan's launcher does (the policy row's grid and
  * threshold).
  */
@@ -50,6 +56,7 @@
 #include "block.cuh"
 #include "launch.h"
 #include "ring.cuh"
+#include "rows.cuh"
 
 static_assert(sizeof(dlscan_state) == DL_USER_STATE_BYTES,
               "sizeof(dlscan_state) differs from the operator's state_bytes");
@@ -103,15 +110,23 @@ __device__ __forceinline__ dl_user_value dl_user_value_of(const dlscan_state &s,
 #endif
 }
 
-struct dl_user_op {
-    __device__ static dlscan_state identity_state()
+/* The operator on states, and on values (along rows, lifted to segments as above). */
+struct dl_user_state_op {
+    __device__ static dlscan_state identity()
     {
         const uint32_t words[DL_USER_STATE_BYTES / 4] = {DL_USER_IDENTITY_WORDS};
         dlscan_state s;
         memcpy(&s, words, sizeof s);
         return s;
     }
-    __device__ static dl_user_value identity() { return dl_user_value_of(identity_state(), 0); }
+    __device__ dlscan_state operator()(dlscan_state earlier, dlscan_state later) const
+    {
+        return dlscan_combine(earlier, later);
+    }
+};
+
+struct dl_user_op {
+    __device__ static dl_user_value identity() { return dl_user_value_of(dl_user_state_op::identity(), 0); }
     __device__ dl_user_value operator()(dl_user_value earlier, dl_user_value later) const
     {
 #if DL_USER_ROWS_OF
@@ -125,41 +140,6 @@ struct dl_user_op {
 #endif
     }
 };
-
-/* Along rows: item `at`'s offset in its row (a 64-bit division: once a run of a thread's rows or
- * a reducer lane's units, which then advance); an offset moved on by k items (no division where
- * k is at most the row's length); and whether item offset + e, e < 16, starts a row. */
-__device__ __forceinline__ uint64_t dl_user_row_offset(const dl_user_params &p, uint64_t at)
-{
-#if DL_USER_ROWS_OF
-    return at % p.scan.row_length;
-#else
-    (void)p, (void)at;
-    return 1;
-#endif
-}
-
-__device__ __forceinline__ uint64_t dl_user_row_advance(const dl_user_params &p, uint64_t offset, uint32_t k)
-{
-#if DL_USER_ROWS_OF
-    const uint64_t length = p.scan.row_length, at = offset + k;
-    return at < length ? at : k <= length ? at - length : at % length;
-#else
-    (void)p, (void)k;
-    return offset;
-#endif
-}
-
-__device__ __forceinline__ bool dl_user_row_starts(const dl_user_params &p, uint64_t offset, int e)
-{
-#if DL_USER_ROWS_OF
-    const uint64_t k = offset + (uint64_t)e, length = p.scan.row_length;
-    return length >= 16 ? k == 0 || k == length : (uint32_t)k % (uint32_t)length == 0;
-#else
-    (void)p, (void)offset, (void)e;
-    return false;
-#endif
-}
 
 /* The host's init (or the identity) as a state: where every row starts. */
 __device__ __forceinline__ dlscan_state dl_user_init(const dl_user_params &p)
@@ -295,18 +275,39 @@ __device__ __forceinline__ uint32_t dl_user_row_item(int warp, int r, int lane)
     return (uint32_t)(warp * DL_USER_ROWS + r) * (32 * DL_USER_VEC) + (uint32_t)lane * DL_USER_VEC;
 }
 
-/* This thread's rows of tile items from `base` as values (identities past n): from global
- * memory, or where `stage` is not NULL, from the stage that holds the whole tile. */
+/* Along rows, which of this thread's items in the tile from `base` start a row (its heads) and,
+ * where the scan writes each row's total, which end one (*ends), bit r DL_USER_VEC + e for its
+ * row r's item e (rows.cuh); else none. */
+__device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint64_t base, uint32_t *ends)
+{
+#if DL_USER_ROWS_OF
+    const int warp = threadIdx.x / 32 % DL_USER_WARPS;
+    const uint32_t heads = dl_row_heads<DL_USER_ROWS, DL_USER_VEC>(base + dl_user_row_item(warp, 0, 0), p.scan.n,
+                                                                   p.scan.row_length, p.row_inverse, ends);
+    if (!p.scan.totals)
+        *ends = 0;
+    return heads;
+#else
+    (void)p, (void)base;
+    *ends = 0;
+    return 0;
+#endif
+}
+
+/* This thread's rows of tile items from `base` as values (identities past n; `heads`:
+ * dl_user_heads): from global memory, or where `stage` is not NULL, from the stage that holds
+ * the whole tile. */
 __device__ __forceinline__ void dl_user_load_rows(const dl_user_params &p, uint64_t base, const unsigned char *stage,
-                                                  dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC])
+                                                  uint32_t heads, dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC])
 {
     constexpr int E = DL_USER_VEC;
     const uint64_t n = p.scan.n;
     const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
-    uint64_t offset = dl_user_row_offset(p, base + dl_user_row_item(warp, 0, lane)); /* (rows: 32 E apart) */
 #pragma unroll
     for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint32_t at = dl_user_row_item(warp, r, lane);
+        /* the row's items below n (a stage holds a whole tile) */
+        const int in = stage || base + at + E <= n ? E : base + at >= n ? 0 : (int)(n - base - at);
         dlscan_in x[E];
 #if DL_USER_LOAD && DL_USER_IN2_BYTES
         dlscan_in2 y[E];
@@ -330,74 +331,70 @@ __device__ __forceinline__ void dl_user_load_rows(const dl_user_params &p, uint6
 #else
             const void *second = nullptr;
 #endif
-            v[r][e] = stage || base + at + e < n ? dl_user_item(p, x[e], second, dl_user_row_starts(p, offset, e))
-                                                 : dl_user_op::identity();
+            v[r][e] = e < in ? dl_user_item(p, x[e], second, heads >> (r * E + e) & 1) : dl_user_op::identity();
         }
-        offset = dl_user_row_advance(p, offset, 32 * E);
     }
 }
 
 /*
- * A tile's work once a thread has its rows of items as values v (identities past n), by the
- * block's first DL_USER_WARPS warps (SPECIALIZED: the block has warps of other roles beside
- * them): each thread scans each of its rows' items, the transposed warp scan the rows across the
- * warp's lanes, block.cuh's dl_tile_warp_prefix the block's warps and the look-back (warp 0
- * publishes the aggregate, unless the reducer did, `is_published`, then the inclusive prefix);
- * then each thread stores its outputs, and the one holding item n - 1 the total (along rows, the
- * one holding a row's last item that row's). `seed`: the init (or the identity), which warp 0
- * needs in tile 0.
+ * A tile's work, in two parts around the prefix of each warp's items over the whole input, once a
+ * thread has its rows of items as values v (identities past n) and, along rows, its heads and
+ * ends (dl_user_heads). The first DL_USER_WARPS warps of the block work the tile.
+ *
+ * dl_user_local: each thread scans each of its rows' items, and the transposed warp scan
+ * (warp.cuh) the rows across the warp's lanes, one warp scan for all rows: row_prefix[r], the
+ * exclusive prefix of the thread's row r within the warp. Returns the warp's total.
  */
-template <bool LEFT_FOLD, bool SPECIALIZED, typename SHARED>
-__device__ __forceinline__ void dl_user_tile(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
-                                             uint32_t tile, uint32_t epoch, dl_user_value seed,
-                                             dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC], bool is_published,
-                                             dl_user_value published)
+__device__ __forceinline__ dl_user_value dl_user_local(dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC],
+                                                       dl_user_value (&row_prefix)[DL_USER_ROWS],
+                                                       dl_user_value *scratch)
+{
+    using Op = dl_user_op;
+    dl_user_value lane_sum[DL_USER_ROWS];
+#pragma unroll
+    for (int r = 0; r < DL_USER_ROWS; ++r) {
+#pragma unroll
+        for (int e = 1; e < DL_USER_VEC; ++e)
+            v[r][e] = Op()(v[r][e - 1], v[r][e]);
+        lane_sum[r] = v[r][DL_USER_VEC - 1];
+    }
+    return dl_warp_prefixes_transposed<dl_user_value, Op, DL_USER_ROWS, DL_USER_PASSES>(lane_sum, row_prefix,
+                                                                                        scratch);
+}
+
+/* dl_user_finish: from `running`, the warp's exclusive prefix over the whole input, each thread
+ * stores its outputs, and the one holding item n - 1 the total (along rows, the one holding a
+ * row's last item that row's). */
+__device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t base,
+                                               const dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC],
+                                               const dl_user_value (&row_prefix)[DL_USER_ROWS], uint32_t heads,
+                                               uint32_t ends, dl_user_value running)
 {
     using T = dl_user_value;
     using Op = dl_user_op;
-    constexpr int E = DL_USER_VEC, ROWS = DL_USER_ROWS;
-    const uint64_t n = p.scan.n, base = (uint64_t)tile * DL_USER_TILE;
+    constexpr int E = DL_USER_VEC;
+    const uint64_t n = p.scan.n;
     const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
-    T lane_sum[ROWS], row_prefix[ROWS];
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-#pragma unroll
-        for (int e = 1; e < E; ++e)
-            v[r][e] = Op()(v[r][e - 1], v[r][e]);
-        lane_sum[r] = v[r][E - 1];
-    }
-    /* The rows across the warp's lanes: the transposed warp scan (warp.cuh), one warp scan for all
-     * rows; then the block and the look-back (the persistent tree fold's windows are the built-in
-     * persistent scan's, one slot a lane). */
-    const T warp_total =
-        dl_warp_prefixes_transposed<T, Op, ROWS, DL_USER_PASSES>(lane_sum, row_prefix, sh.scratch[warp]);
-    constexpr int slots = SPECIALIZED && !LEFT_FOLD ? DL_PERSISTENT_SLOTS_PER_LANE : DL_SLOTS_PER_LANE;
-    const T running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, SPECIALIZED, slots>(
-        sh, warp_total, tile, epoch, seed, p.scan.descriptors, probe, is_published, published);
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-        row_prefix[r] = Op()(running, row_prefix[r]);
-    uint64_t offset = dl_user_row_offset(p, base + dl_user_row_item(warp, 0, lane));
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
+    for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint64_t first = base + dl_user_row_item(warp, r, lane);
-        const T before = row_prefix[r];
+        const T before = Op()(running, row_prefix[r]);
         dlscan_out y[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             /* (along rows, a row's first exclusive output is the init) */
-            const T exclusive = dl_user_row_starts(p, offset, e) ? dl_user_value_of(dl_user_init(p), 1)
-                                : e == 0                         ? before
-                                                                 : Op()(before, v[r][e - 1]);
+            const T exclusive = heads >> (r * E + e) & 1 ? dl_user_value_of(dl_user_init(p), 1)
+                                : e == 0                 ? before
+                                                         : Op()(before, v[r][e - 1]);
             y[e] = dl_user_output(p.scan.exclusive ? exclusive : Op()(before, v[r][e]));
         }
         dl_user_store_run<dlscan_out, E>(static_cast<dlscan_out *>(p.scan.out), first, n, y);
 #if DL_USER_ROWS_OF
-        if (p.scan.totals) { /* each row's total where its last item is */
+        if (ends >> (r * E) & ((1u << E) - 1)) { /* each row's total where its last item is */
 #pragma unroll
             for (int e = 0; e < E; ++e)
-                if (first + e < n && dl_user_row_starts(p, offset, e + 1))
-                    static_cast<dlscan_state *>(p.scan.totals)[(first + e) / p.scan.row_length] =
+                if (ends >> (r * E + e) & 1)
+                    static_cast<dlscan_state *>(p.scan.totals)[dl_row_of(first + e, p.scan.row_length, p.row_inverse)] =
                         dl_user_state_of(Op()(before, v[r][e]));
         }
 #endif
@@ -407,7 +404,6 @@ __device__ __forceinline__ void dl_user_tile(const dl_user_params &p, const dl_p
                 if (first + e + 1 == n)
                     *static_cast<dlscan_state *>(p.scan.total) = dl_user_state_of(Op()(before, v[r][e]));
         }
-        offset = dl_user_row_advance(p, offset, 32 * E);
     }
 }
 
@@ -435,11 +431,19 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     dl_grid_dependency();
     uint32_t tile, epoch;
     dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
+    const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+    uint32_t ends;
+    const uint32_t heads = dl_user_heads(p, base, &ends);
     dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
-    dl_user_load_rows(p, (uint64_t)tile * DL_USER_TILE, nullptr, v);
+    dl_user_load_rows(p, base, nullptr, heads, v);
     /* (tile 0 reads a device init before it publishes anything: before any tile's total) */
     const dl_user_value seed = threadIdx.x < 32 ? dl_user_seed(p, tile) : dl_user_op::identity();
-    dl_user_tile<LEFT_FOLD, false>(p, probe, sh, tile, epoch, seed, v, false, dl_user_op::identity());
+    dl_user_value row_prefix[DL_USER_ROWS];
+    const dl_user_value warp_total = dl_user_local(v, row_prefix, sh.scratch[threadIdx.x / 32]);
+    /* the block's warps, then warp 0 publishes the aggregate, looks back and publishes P */
+    const dl_user_value running = dl_tile_warp_prefix<dl_user_value, dl_user_op, LEFT_FOLD, DL_USER_WARPS, false>(
+        sh, warp_total, tile, epoch, seed, p.scan.descriptors, probe, false, dl_user_op::identity());
+    dl_user_finish(p, base, v, row_prefix, heads, ends, running);
     dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
 }
 
@@ -458,10 +462,26 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
 /* A stage: a tile's items of the first input, then of the second. */
 #define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_VALUE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES)
 
+/* The ring (ring.cuh) and, for a look-back warp (along rows: policy.h, DL_USER_LOOK_BACK_WARP),
+ * as in the segmented scans' (segment_kernel.cu), two rings twice as deep that carry each tile's
+ * value from the reducer to the look-back warp (`valued`: slot_tile, slot_head, slot_value) and
+ * its exclusive prefix on to the compute warps (`prefixed`: slot_prefix). A role meets slot q
+ * again only two rounds of stages later, after every compute warp has finished the tile that used
+ * it. The compute warps' totals are kept for two tiles (by the parity of the block's tile count),
+ * so that one barrier a tile suffices. */
 template <bool LEFT_FOLD>
 struct dl_user_shared : dl_user_block_shared<
                             dl_persistent_shared<dl_user_value, DL_USER_WARPS, LEFT_FOLD, DL_USER_STAGES(DL_USER_STAGE_BYTES)>> {
-    dl_user_value seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) */
+    static constexpr int slots = 2 * DL_USER_STAGES(DL_USER_STAGE_BYTES);
+    uint64_t valued[slots];
+    uint64_t prefixed[slots];
+    uint32_t slot_tile[slots];
+    uint32_t slot_head[slots];
+    dl_user_value slot_value[slots];
+    dl_user_value slot_prefix[slots];
+    dl_user_value warp_total[2][DL_USER_WARPS];
+    dl_user_value seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) for
+                           the compute warps */
 };
 
 /* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
@@ -509,12 +529,18 @@ template <int BYTES> __host__ __device__ constexpr int dl_user_unit()
 /*
  * The reducer warp: for each stage in ring order, once its data is in, the tile's aggregate in
  * item order, published at once: A, or tile 0's P on its seed, which it leaves in sh.seed for the
- * compute warps. Successors' look-backs so meet an A as soon as a tile's data is in, however many
- * tiles its block holds in the ring ahead of its compute warps. Lane l folds its run of the
- * tile's items (l R .. l R + R - 1, R = the tile's items / 32) a unit (dl_user_unit) at a time,
- * starting at its unit l mod 8 and wrapping around, into two folds (from there to the end, and
- * from the start to there, joined in order), so that the eight lanes of each phase of a 16-byte
- * access meet eight different bank groups; the lanes' folds then meet in an ordered warp scan.
+ * compute warps; then handed on, to the look-back warp where there is one (`valued`), else to the
+ * compute warps (`reduced`). Successors' look-backs so meet an A as soon as a tile's data is in,
+ * however many tiles its block holds in the ring ahead of its compute warps. Lane l folds its
+ * run of the tile's items (l R .. l R + R - 1, R = the tile's items / 32) a unit (dl_user_unit)
+ * at a time, starting at its unit l mod 8 and wrapping around, into two folds (from there to the
+ * end, and from the start to there, joined in order), so that the eight lanes of each phase of a
+ * 16-byte access meet eight different bank groups; the lanes' folds then meet in an ordered warp
+ * scan.
+ * Along rows the aggregate needs only the items from the tile's last row start on (on the init,
+ * flagged), or where no row starts in it all of them: the warp folds states, those before that
+ * start as identities. A tile where a row starts publishes that value as its P at once: it
+ * depends on no other tile (protocol.h, "Segments").
  */
 template <bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
@@ -522,6 +548,7 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
 {
     using T = dl_user_value;
     using Op = dl_user_op;
+    using S = dl_user_state_op;
     constexpr int R = DL_USER_TILE / 32, G = dl_user_unit<DL_USER_IN_BYTES>(), UNITS = R / G;
     static_assert(R % G == 0, "a lane's run is whole units");
     const int lane = threadIdx.x % 32;
@@ -531,24 +558,29 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         const int s = (int)(k % SHARED::stages);
         dl_mbar_wait(&sh.full[s], (k / SHARED::stages) & 1);
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
+        const int q = (int)(k % SHARED::slots);
         if (tile >= tiles) {
-            if (lane == 0)
-                dl_mbar_arrive(&sh.reduced[s]);
+            if (lane == 0) {
+                sh.slot_tile[q] = tile;
+                dl_mbar_arrive(DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF) ? &sh.valued[q] : &sh.reduced[s]);
+            }
             return;
         }
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-        T acc = Op::identity();
-        if (base + DL_USER_TILE <= n) {
+        const int count = base + DL_USER_TILE <= n ? DL_USER_TILE : (int)(n - base);
+#if DL_USER_ROWS_OF
+        const int last = dl_rows_last_head(base, count, p.scan.row_length, p.row_inverse); /* or -1 */
+#else
+        constexpr int last = -1;
+#endif
+        dlscan_state acc = S::identity();
+        if (count == DL_USER_TILE) {
             const unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
-            T head = Op::identity(), tail = Op::identity();
-            /* along rows, the offsets of the run's first unit and of the unit at hand */
-            const uint64_t run_offset = dl_user_row_offset(p, base + (uint64_t)lane * R);
-            uint64_t offset = dl_user_row_advance(p, run_offset, (uint32_t)(start * G));
+            dlscan_state head = S::identity(), tail = S::identity();
 #pragma unroll 4
             for (int u = 0; u < UNITS; ++u) {
                 const bool wrapped = start + u >= UNITS;
-                offset = start + u == UNITS ? run_offset : offset;
-                const uint32_t at = (uint32_t)lane * R + (uint32_t)(wrapped ? start + u - UNITS : start + u) * G;
+                const int at = lane * R + (wrapped ? start + u - UNITS : start + u) * G;
                 dlscan_in x[G];
                 dl_user_shared_copy<(int)sizeof x>(x, stage + (uint64_t)at * DL_USER_IN_BYTES);
 #if DL_USER_LOAD && DL_USER_IN2_BYTES
@@ -559,82 +591,129 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
 #else
 #define DL_USER_SECOND(i) nullptr
 #endif
-                T part = dl_user_item(p, x[0], DL_USER_SECOND(0), dl_user_row_starts(p, offset, 0));
+                dlscan_state part = at >= last ? dl_user_state(x[0], DL_USER_SECOND(0)) : S::identity();
 #pragma unroll
                 for (int i = 1; i < G; ++i)
-                    part = Op()(part, dl_user_item(p, x[i], DL_USER_SECOND(i), dl_user_row_starts(p, offset, i)));
+                    part = S()(part, at + i >= last ? dl_user_state(x[i], DL_USER_SECOND(i)) : S::identity());
 #undef DL_USER_SECOND
-                offset = dl_user_row_advance(p, offset, G);
-                const T joined = Op()(wrapped ? head : tail, part);
+                const dlscan_state joined = S()(wrapped ? head : tail, part);
                 head = wrapped ? joined : head;
                 tail = wrapped ? tail : joined;
             }
-            acc = Op()(head, tail);
+            acc = S()(head, tail);
         } else { /* the partial last tile, from global memory */
             const dlscan_in *in = static_cast<const dlscan_in *>(p.scan.in);
-            for (int i = 0; i < R; ++i) {
-                const uint64_t at = base + (uint64_t)lane * R + i;
-                if (at >= n)
-                    break;
+            for (int i = lane * R; i < lane * R + R && i < count; ++i) {
 #if DL_USER_LOAD && DL_USER_IN2_BYTES
-                const void *second = static_cast<const dlscan_in2 *>(p.in2) + at;
+                const void *second = static_cast<const dlscan_in2 *>(p.in2) + base + i;
 #else
                 const void *second = nullptr;
 #endif
-                acc = Op()(acc, dl_user_item(p, in[at], second, dl_user_row_starts(p, dl_user_row_offset(p, at), 0)));
+                if (i >= last)
+                    acc = S()(acc, dl_user_state(in[base + i], second));
             }
         }
-        const T aggregate = dl_shfl(dl_warp_inclusive_scan<T, Op>(acc), 31);
+        const dlscan_state folded = dl_shfl(dl_warp_inclusive_scan<dlscan_state, S>(acc), 31);
+        const T aggregate =
+            last >= 0 ? dl_user_value_of(S()(dl_user_init(p), folded), 1) : dl_user_value_of(folded, 0);
+        __syncwarp(); /* the stage read before the arrival */
         if (lane == 0) {
             const T seed = tile == 0 ? dl_user_seed(p, 0) : Op::identity();
             if (tile == 0)
                 sh.seed = seed;
-            dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
+            if (last >= 0)
+                dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, true, aggregate, probe);
+            else
+                dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
+#if DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
+            sh.slot_tile[q] = tile;
+            sh.slot_head[q] = last >= 0;
+            sh.slot_value[q] = aggregate;
+            dl_mbar_arrive(&sh.valued[q]);
+            dl_mbar_arrive(&sh.empty[s]);
+#else
             sh.stage_aggregate[s] = aggregate;
             dl_mbar_arrive(&sh.reduced[s]);
+#endif
         }
     }
 }
 
 /*
  * A grid of DL_USER_BLOCKS_PER_SM blocks an SM (the policy row's persistent grid), each of
- * DL_USER_WARPS compute warps, a producer warp and a reducer warp (ring.cuh): the producer draws
- * tickets and prefetches each tile's items into the ring; the reducer publishes each tile's
- * aggregate as it lands; the compute warps take the stages in ring order once reduced, read
- * their items into registers, free the stage, and work the tile (dl_user_tile). 16-byte aligned
- * inputs (bulk copies).
+ * DL_USER_WARPS compute warps, a producer warp, a reducer warp and, where the policy gives it one
+ * (DL_USER_LOOK_BACK_WARP), a look-back warp (ring.cuh): the producer draws tickets and
+ * prefetches each tile's items into the ring; the reducer publishes each tile's aggregate as it
+ * lands; the compute warps take the stages in ring order, read their items into registers, free
+ * the stage and scan the tile's warps (dl_user_local). Then, with a look-back warp, which gets
+ * each tile's exclusive prefix and publishes its P (ring.cuh, dl_ring_look_back) ahead of them,
+ * one barrier for the warps' totals and that prefix; without one, block.cuh's
+ * dl_tile_warp_prefix, whose warp 0 looks back (the reducer published the aggregate). Last,
+ * dl_user_finish. 16-byte aligned inputs (bulk copies).
  */
 template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(const dl_user_params &p)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using T = dl_user_value;
+    using Op = dl_user_op;
     using SHARED = dl_user_shared<LEFT_FOLD>;
+    constexpr bool look_back_warp = DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF);
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
     const uint32_t tiles = p.scan.tiles;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const dl_probe probe(p.scan.control);
-    dl_ring_init(sh, DL_USER_WARPS);
+    /* `empty`: the compute warps, and with a look-back warp the reducer (whose stage nobody else waits for) */
+    dl_prefix_rings_init(sh, DL_USER_WARPS + (look_back_warp ? 1 : 0));
     dl_grid_dependency();
     if (warp == DL_USER_WARPS) {
         dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages});
     } else if (warp == DL_USER_WARPS + 1) {
         dl_user_reduce<LEFT_FOLD>(p, probe, sh, stages, tiles);
+    } else if (look_back_warp && warp == DL_USER_WARPS + 2) { /* (a tile where a row starts published its P) */
+        dl_ring_look_back<T, Op, LEFT_FOLD>(
+            p.scan.descriptors, probe, sh, tiles, [&](int q) { return dl_user_header(sh.slot_value[q]); },
+            [&](int q) { return dl_stage_header(sh.slot_head[q]) == 0; },
+            [&](int q, T prefix) { sh.slot_prefix[q] = prefix; });
     } else {
         for (uint32_t k = 0;; ++k) {
             const int s = (int)(k % SHARED::stages);
-            dl_mbar_wait(&sh.reduced[s], (k / SHARED::stages) & 1);
+            dl_mbar_wait(look_back_warp ? &sh.full[s] : &sh.reduced[s], (k / SHARED::stages) & 1);
             const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
             if (tile >= tiles)
                 break;
-            const dl_user_value aggregate = dl_user_header(sh.stage_aggregate[s]);
             const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-            dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
-            dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr, v);
+            uint32_t ends;
+            const uint32_t heads = dl_user_heads(p, base, &ends);
+            T v[DL_USER_ROWS][DL_USER_VEC];
+            dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr,
+                              heads, v);
             __syncwarp();
             if (lane == 0)
                 dl_mbar_arrive(&sh.empty[s]);
-            const dl_user_value seed = tile == 0 ? dl_user_header(sh.seed) : dl_user_op::identity();
-            dl_user_tile<LEFT_FOLD, true>(p, probe, sh, tile, sh.epoch, seed, v, true, aggregate);
+            T row_prefix[DL_USER_ROWS];
+            const T warp_total = dl_user_local(v, row_prefix, sh.scratch[warp]);
+            const T seed = tile == 0 ? dl_user_header(sh.seed) : Op::identity();
+            T running;
+            if constexpr (look_back_warp) {
+                if (lane == 0)
+                    sh.warp_total[k & 1][warp] = warp_total;
+                dl_tile_sync<true, DL_USER_WARPS>();
+                const T inclusive =
+                    dl_warp_inclusive_scan<T, Op>(lane < DL_USER_WARPS ? sh.warp_total[k & 1][lane] : Op::identity());
+                const T before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
+                const int q = (int)(k % SHARED::slots);
+                dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
+                const T prefix = tile == 0 ? seed : dl_user_header(sh.slot_prefix[q]);
+                running = warp == 0 ? prefix : Op()(prefix, before);
+            } else {
+                /* (the persistent tree fold's windows are the built-in persistent scan's, one slot a lane) */
+                constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
+                running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, true, slots>(
+                    sh, warp_total, tile, sh.epoch, seed, p.scan.descriptors, probe, true,
+                    dl_user_header(sh.stage_aggregate[s]));
+            }
+            dl_user_finish(p, base, v, row_prefix, heads, ends, running);
         }
     }
     __syncthreads();
@@ -642,13 +721,13 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS, DL_USER_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_ROWS_OF), DL_USER_BLOCKS_PER_SM)
     dl_user_scan_persistent(const dl_user_params p)
 {
     dl_user_scan_ring<false>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS, DL_USER_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_ROWS_OF), DL_USER_BLOCKS_PER_SM)
     dl_user_scan_persistent_left_fold(const dl_user_params p)
 {
     dl_user_scan_ring<true>(p);

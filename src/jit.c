@@ -467,7 +467,7 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
     cudaLaunchConfig_t config;
     memset(&config, 0, sizeof config);
     config.gridDim = (dim3){persistent && grid < p->tiles ? grid : p->tiles, 1, 1};
-    config.blockDim = (dim3){persistent ? DL_USER_RING_THREADS : DL_USER_THREADS, 1, 1};
+    config.blockDim = (dim3){persistent ? DL_USER_RING_THREADS(rows) : DL_USER_THREADS, 1, 1};
     config.dynamicSmemBytes = persistent ? dl_user_ring_bytes(op, rows) : 0;
     config.stream = stream;
     config.attrs = &attribute;
