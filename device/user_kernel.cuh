@@ -481,7 +481,7 @@ struct dl_user_shared : dl_user_block_shared<
     dl_user_value slot_prefix[slots];
     dl_user_value warp_total[2][DL_USER_WARPS];
     dl_user_value seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) for
-                           the compute warps */
+                           the compute warps, or the look-back warp, which hands it on */
 };
 
 /* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
@@ -670,11 +670,12 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
         dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages});
     } else if (warp == DL_USER_WARPS + 1) {
         dl_user_reduce<LEFT_FOLD>(p, probe, sh, stages, tiles);
-    } else if (look_back_warp && warp == DL_USER_WARPS + 2) { /* (a tile where a row starts published its P) */
+    } else if (look_back_warp && warp == DL_USER_WARPS + 2) {
+        /* (a tile where a row starts published its P; tile 0's prefix is the reducer's seed) */
         dl_ring_look_back<T, Op, LEFT_FOLD>(
             p.scan.descriptors, probe, sh, tiles, [&](int q) { return dl_user_header(sh.slot_value[q]); },
             [&](int q) { return dl_stage_header(sh.slot_head[q]) == 0; },
-            [&](int q, T prefix) { sh.slot_prefix[q] = prefix; });
+            [&](int q, T prefix) { sh.slot_prefix[q] = sh.slot_tile[q] == 0 ? sh.seed : prefix; });
     } else {
         for (uint32_t k = 0;; ++k) {
             const int s = (int)(k % SHARED::stages);
@@ -693,7 +694,6 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
                 dl_mbar_arrive(&sh.empty[s]);
             T row_prefix[DL_USER_ROWS];
             const T warp_total = dl_user_local(v, row_prefix, sh.scratch[warp]);
-            const T seed = tile == 0 ? dl_user_header(sh.seed) : Op::identity();
             T running;
             if constexpr (look_back_warp) {
                 if (lane == 0)
@@ -704,11 +704,12 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
                 const T before = dl_shfl(inclusive, warp > 0 ? warp - 1 : 0);
                 const int q = (int)(k % SHARED::slots);
                 dl_mbar_wait(&sh.prefixed[q], (k / SHARED::slots) & 1);
-                const T prefix = tile == 0 ? seed : dl_user_header(sh.slot_prefix[q]);
+                const T prefix = dl_user_header(sh.slot_prefix[q]);
                 running = warp == 0 ? prefix : Op()(prefix, before);
             } else {
                 /* (the persistent tree fold's windows are the built-in persistent scan's, one slot a lane) */
                 constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
+                const T seed = tile == 0 ? dl_user_header(sh.seed) : Op::identity();
                 running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, true, slots>(
                     sh, warp_total, tile, sh.epoch, seed, p.scan.descriptors, probe, true,
                     dl_user_header(sh.stage_aggregate[s]));

@@ -421,24 +421,33 @@ static void sum_combine(void *r, const void *a, const void *b)
 
 /* Along rows: row lengths around the GPU's tiles of `value_bytes` values (the state and the row's
  * start flag): short rows, rows that straddle tiles, rows of many tiles; each with at least one
- * row and n at most max_n (where a length's one row passes max_n, none). */
-static int row_lengths(size_t value_bytes, size_t max_n, uint64_t *rng, size_t *lengths)
+ * row and n at most max_n (where a length's one row passes max_n, none). Then, from *many_from
+ * on, lengths whose cases take many rows (row_count): an unaligned one and a vector's multiple. */
+static int row_lengths(size_t value_bytes, size_t max_n, uint64_t *rng, size_t *lengths, int *many_from)
 {
     const size_t tile = tile_items(value_bytes);
     const size_t wanted[] = {1, 2, 3, 5, 16, 17, 127, 128, 129, tile - 1, tile, tile + 1, 3 * tile + 5,
                              21 * tile + 7, 1 + test_random(rng) % 5000, 1 + test_random(rng) % (40 * tile)};
+    const size_t many[] = {1031, 2048};
     int count = 0;
     for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k)
         if (wanted[k] <= max_n)
             lengths[count++] = wanted[k];
+    *many_from = count;
+    for (size_t k = 0; k < sizeof many / sizeof many[0]; ++k)
+        if (many[k] <= max_n)
+            lengths[count++] = many[k];
     return count;
 }
 
 /* How many rows of `length` a case scans: one to enough for several tiles of short rows (about
- * 2^18 items at most), n at most max_n. */
-static size_t row_count(size_t length, size_t max_n, uint64_t *rng)
+ * 2^18 items at most), n at most max_n; or, `many`, 1400 where max_n allows (rows of many
+ * tiles' worth, the shape of a batch of sequences). */
+static size_t row_count(size_t length, size_t max_n, uint64_t *rng, int many)
 {
     const size_t most = max_n / length, cap = (1u << 18) / length + 2;
+    if (many)
+        return most < 1400 ? most : 1400;
     return most < 2 ? 1 : 1 + test_random(rng) % (most < cap ? most : cap);
 }
 
@@ -462,10 +471,11 @@ static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_op
     CHECK_OK(h, dlscan_operator_create(h, d, &op));
     const size_t bytes = d->state_bytes;
     size_t sizes[64];
-    const int count = along_rows ? row_lengths(DL_USER_VALUE(bytes, 1), max_n, rng, sizes)
+    int many_from = 0;
+    const int count = along_rows ? row_lengths(DL_USER_VALUE(bytes, 1), max_n, rng, sizes, &many_from)
                                  : test_edge_sizes(tile_items(bytes), max_n, rng, sizes);
     for (int s = 0; s < count; ++s) {
-        const size_t n = along_rows ? sizes[s] * row_count(sizes[s], max_n, rng) : sizes[s];
+        const size_t n = along_rows ? sizes[s] * row_count(sizes[s], max_n, rng, s >= many_from) : sizes[s];
         const size_t length = along_rows ? sizes[s] : SIZE_MAX, rows = along_rows ? n / length : 0;
         unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1), *totals = malloc(rows * bytes + 1);
         CHECK(in && out && totals, "malloc");
@@ -659,9 +669,11 @@ static void check_rows_recurrence(dlscan_handle_t h, const test_memory *m, size_
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
     size_t lengths[32];
-    const int count = row_lengths(DL_USER_VALUE(8, 1), max_n, rng, lengths);
+    int many_from;
+    const int count = row_lengths(DL_USER_VALUE(8, 1), max_n, rng, lengths, &many_from);
     for (int s = 0; s < count; ++s) {
-        const size_t length = lengths[s], n = length * row_count(length, max_n, rng), rows = n / length;
+        const size_t length = lengths[s], n = length * row_count(length, max_n, rng, s >= many_from);
+        const size_t rows = n / length;
         float *a = malloc(n * 4), *b = malloc(n * 4), *out = malloc(n * 4), *totals = malloc(rows * 8);
         CHECK(a && b && out && totals, "malloc");
         for (size_t i = 0; i < n; ++i) {
