@@ -243,7 +243,8 @@ static dlscan_status dl_check_init_total(dlscan_handle_t h, const dlscan_scan_ar
 }
 
 /* A scan along an axis's d_totals (where set): n / axis_length values of `value` bytes aligned to
- * `alignment`, overlapping none of the items' buffers (given by their bytes; 0: not checked).
+ * `alignment`, overlapping none of the items' buffers (given by their bytes; 0, as where n is 0 or
+ * the call is unbuffered: not checked).
  * The overlaps come before the allocation's bounds: totals inside d_in are an overlap wherever
  * they end. */
 static dlscan_status dl_check_totals(dlscan_handle_t h, const dlscan_scan_args *a, size_t value, size_t alignment,
@@ -334,8 +335,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
             return status;
     }
     if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS ||
-        (status = dl_check_totals(h, a, state, 4, n > 0 ? in_bytes : 0, n > 0 ? in2_bytes : 0,
-                                  n > 0 ? bytes : 0)) != DLSCAN_SUCCESS)
+        (status = dl_check_totals(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS)
         return status;
     dl_scan_request r = {
         .in = a->d_in,
@@ -437,7 +437,7 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_
         return status;
     if ((status = dl_check_init_total(h, a, size, size, in_bytes, 0, bytes)) != DLSCAN_SUCCESS)
         return status;
-    if ((status = dl_check_totals(h, a, size, size, n > 0 ? in_bytes : 0, 0, n > 0 ? bytes : 0)) != DLSCAN_SUCCESS)
+    if ((status = dl_check_totals(h, a, size, size, in_bytes, 0, bytes)) != DLSCAN_SUCCESS)
         return status;
     /* (init is read only where the call writes something: an n == 0 call without d_total does not
      * run.) */
