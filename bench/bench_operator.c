@@ -8,6 +8,8 @@
  *   recurrence float32   h[t] = a[t] h[t-1] + b[t] (DLSCAN_BUILTIN_LINEAR_RECURRENCE), a and b
  *                        two arrays: reads 8 bytes an item, writes 4;
  *   recurrence float64   the same in float64: 24 bytes an item;
+ *   recurrence complex64 the same over complex64 (DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE): 24
+ *                        bytes an item;
  *   scalar-a float32     a one value for every item: reads b (4 bytes), writes 4;
  *   sum int32            the built-in sum (dlscan_inclusive_scan) and a sum written as a user
  *                        operator, source text through NVRTC ("unsigned int" states), side by
@@ -57,6 +59,7 @@ enum {
     RECURRENCE_F32,
     COPY_24,        /* float64 recurrence: 12 bytes */
     RECURRENCE_F64,
+    RECURRENCE_C64, /* (floor: memcpy-24) */
     COPY_8,         /* scalar-a recurrence and the sums: 4 bytes */
     SCALAR_F32,
     SUM_BUILTIN,
@@ -67,12 +70,12 @@ enum {
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
-                                            "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
+                                            "recurrence-c64", "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
                                             "rows-chunked"};
 
 typedef struct context {
     dlscan_handle_t h;
-    dlscan_operator_t recurrence32, recurrence64, scalar32, sum;
+    dlscan_operator_t recurrence32, recurrence64, recurrence_c64, scalar32, sum;
     void *a, *b, *out; /* n x 8 bytes each */
     size_t row_length; /* ROWS_F32 */
 } context;
@@ -100,6 +103,7 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case ROWS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length 0 but for ROWS_F32) */
     case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
     case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
+    case RECURRENCE_C64: return scan(c, c->recurrence_c64, 1, n, stream);
     case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
     case SUM_USER: return scan(c, c->sum, 0, n, stream);
     case SUM_BUILTIN:
@@ -195,6 +199,9 @@ int main(int argc, char **argv)
            create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &c.recurrence32, &source));
     printf(" (source %d), float64 %.1f ms", source,
            create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT64, NULL, &c.recurrence64, &source));
+    printf(" (source %d), complex64 %.1f ms", source,
+           create_ms(c.h, NULL, DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &c.recurrence_c64,
+                     &source));
     printf(" (source %d), scalar a %.1f ms", source,
            create_ms(c.h, NULL, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, &decay, &c.scalar32, &source));
     printf(" (source %d), user sum %.1f ms", source, create_ms(c.h, &sum, 0, 0, NULL, &c.sum, &source));
@@ -219,8 +226,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc(&c.a, largest * 12)); /* memcpy-24 copies 12 bytes an item from a */
     CUDA_CHECK(cudaMalloc(&c.b, largest * 8));
     CUDA_CHECK(cudaMalloc(&c.out, largest * 12));
-    /* a in [0.5, 1), b in [-1, 1]. The float64 recurrence reads the same bytes as doubles: it is
-     * timed, not checked. */
+    /* a in [0.5, 1), b in [-1, 1]. The float64 and complex64 recurrences read the same bytes as
+     * doubles and complex numbers: they are timed, not checked. */
     float *a = malloc(largest * 4), *b = malloc(largest * 4), *h = malloc(largest * 4);
     if (!a || !b || !h)
         return 1;
@@ -237,8 +244,9 @@ int main(int argc, char **argv)
         fputs(head, out);
         fprintf(out, "n,variant,us,floor_over_time\n");
     }
-    printf("| n | recurrence f32 us (of floor) | recurrence f64 | scalar-a f32 | sum built-in | sum user | user / built-in |\n");
-    printf("|---|---|---|---|---|---|---|\n");
+    printf("| n | recurrence f32 us (of floor) | recurrence f64 | recurrence c64 | scalar-a f32 | sum built-in | sum user "
+           "| user / built-in |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
     int wrong = 0;
     for (int k = 0; k < count; ++k) {
         const size_t n = (size_t)1 << logs[k];
@@ -249,10 +257,11 @@ int main(int argc, char **argv)
         for (int v = 0; v < VARIANTS; ++v)
             valid[v] = v < ROWS_F32;
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
-        const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_8, COPY_8, COPY_8, COPY_8, COPY_12, COPY_12};
-        printf("| 2^%d | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n", logs[k],
-               us[RECURRENCE_F32], us[COPY_12] / us[RECURRENCE_F32], us[RECURRENCE_F64],
-               us[COPY_24] / us[RECURRENCE_F64], us[SCALAR_F32], us[COPY_8] / us[SCALAR_F32], us[SUM_BUILTIN],
+        const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_24, COPY_8,
+                                        COPY_8,  COPY_8,  COPY_8,  COPY_12, COPY_12};
+        printf("| 2^%d | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n",
+               logs[k], us[RECURRENCE_F32], us[COPY_12] / us[RECURRENCE_F32], us[RECURRENCE_F64],
+               us[COPY_24] / us[RECURRENCE_F64], us[RECURRENCE_C64], us[COPY_24] / us[RECURRENCE_C64], us[SCALAR_F32], us[COPY_8] / us[SCALAR_F32], us[SUM_BUILTIN],
                us[COPY_8] / us[SUM_BUILTIN], us[SUM_USER], us[COPY_8] / us[SUM_USER], us[SUM_USER] / us[SUM_BUILTIN]);
         fflush(stdout);
         if (out)
@@ -332,6 +341,7 @@ int main(int argc, char **argv)
     bench_timer_destroy(&timer);
     dlscan_operator_destroy(c.recurrence32);
     dlscan_operator_destroy(c.recurrence64);
+    dlscan_operator_destroy(c.recurrence_c64);
     dlscan_operator_destroy(c.scalar32);
     dlscan_operator_destroy(c.sum);
     cudaFree(c.a), cudaFree(c.b), cudaFree(c.out);

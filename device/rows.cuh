@@ -23,9 +23,7 @@ __device__ __forceinline__ uint64_t dl_row_of(uint64_t i, uint64_t length, doubl
 /* i % length, the same way. */
 __device__ __forceinline__ uint64_t dl_row_place(uint64_t i, uint64_t length, double inverse)
 {
-    const uint64_t q = (uint64_t)((double)i * inverse);
-    const int64_t r = (int64_t)(i - q * length);
-    return (uint64_t)(r < 0 ? r + (int64_t)length : r >= (int64_t)length ? r - (int64_t)length : r);
+    return i - dl_row_of(i, length, inverse) * length;
 }
 
 /* The heads of this thread's items (where the call's index divides by the length) and, in

@@ -307,7 +307,7 @@ __device__ __forceinline__ void dl_segment_finish(const dl_segment_params &p, ui
                 v[r][e] = running;
             }
             if (ends >> (r * S::vec + e) & 1) /* a row's last item: its total (rows only) */
-                totals[(warp_base + (uint64_t)(r * 32 + lane) * S::vec + e) / p.row_length] =
+                totals[dl_row_of(warp_base + (uint64_t)(r * 32 + lane) * S::vec + e, p.row_length, p.row_inverse)] =
                     dl_narrow<OUT>(running);
         }
     }

@@ -560,10 +560,14 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         const int q = (int)(k % SHARED::slots);
         if (tile >= tiles) {
+#if DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
             if (lane == 0) {
                 sh.slot_tile[q] = tile;
-                dl_mbar_arrive(DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF) ? &sh.valued[q] : &sh.reduced[s]);
+                dl_mbar_arrive(&sh.valued[q]);
             }
+#else
+            dl_mbar_arrive(&sh.reduced[s]);
+#endif
             return;
         }
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
@@ -616,7 +620,6 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         const dlscan_state folded = dl_shfl(dl_warp_inclusive_scan<dlscan_state, S>(acc), 31);
         const T aggregate =
             last >= 0 ? dl_user_value_of(S()(dl_user_init(p), folded), 1) : dl_user_value_of(folded, 0);
-        __syncwarp(); /* the stage read before the arrival */
         if (lane == 0) {
             const T seed = tile == 0 ? dl_user_seed(p, 0) : Op::identity();
             if (tile == 0)
@@ -630,12 +633,17 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
             sh.slot_head[q] = last >= 0;
             sh.slot_value[q] = aggregate;
             dl_mbar_arrive(&sh.valued[q]);
-            dl_mbar_arrive(&sh.empty[s]);
 #else
             sh.stage_aggregate[s] = aggregate;
-            dl_mbar_arrive(&sh.reduced[s]);
 #endif
         }
+        /* Every lane, after its own reads of the stage, frees it: the compute warps' arrivals
+         * follow the reducer's through `reduced`, but racecheck follows neither a __syncwarp into
+         * one lane's arrival (ring.cuh, dl_stage_header) nor one barrier into another. */
+        dl_mbar_arrive(&sh.empty[s]);
+#if !DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
+        dl_mbar_arrive(&sh.reduced[s]);
+#endif
     }
 }
 
@@ -663,8 +671,8 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
     const uint32_t tiles = p.scan.tiles;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const dl_probe probe(p.scan.control);
-    /* `empty`: the compute warps, and with a look-back warp the reducer (whose stage nobody else waits for) */
-    dl_prefix_rings_init(sh, DL_USER_WARPS + (look_back_warp ? 1 : 0));
+    /* `empty`: every lane of the compute warps and of the reducer; `reduced`: every lane of the reducer */
+    dl_prefix_rings_init(sh, 32 * (DL_USER_WARPS + 1), 32);
     dl_grid_dependency();
     if (warp == DL_USER_WARPS) {
         dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages});
@@ -689,9 +697,7 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
             T v[DL_USER_ROWS][DL_USER_VEC];
             dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr,
                               heads, v);
-            __syncwarp();
-            if (lane == 0)
-                dl_mbar_arrive(&sh.empty[s]);
+            dl_mbar_arrive(&sh.empty[s]); /* (every lane, after its own reads) */
             T row_prefix[DL_USER_ROWS];
             const T warp_total = dl_user_local(v, row_prefix, sh.scratch[warp]);
             T running;

@@ -471,7 +471,13 @@ typedef enum dlscan_builtin {
      * start of h0 (an exclusive scan's first output is then h0), and d_total leaves the state
      * whose b is the last h, for a chain. With `parameter` pointing to one value of type, a is
      * that value for every item and the scan reads b alone, from d_in. */
-    DLSCAN_BUILTIN_LINEAR_RECURRENCE = 2
+    DLSCAN_BUILTIN_LINEAR_RECURRENCE = 2,
+    /* The same recurrence over complex numbers (the SSMs' diagonal recurrences): type float32 for
+     * complex64 items, float64 for complex128, each item its real part, then its imaginary part
+     * (C's float _Complex, NumPy's and PyTorch's complex64 and complex128). The state is (a, b),
+     * four values of type; an init is (1 + 0i, h0); parameter, where set, points to one complex a
+     * (two values of type). A complex128 state is 32 bytes: it scans no rows. */
+    DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE = 3
 } dlscan_builtin;
 
 /* Makes the built-in operator `which` on `type`; parameter: see the operator (NULL otherwise).

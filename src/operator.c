@@ -1,8 +1,8 @@
 /*
  * operator.c: user operators (dlscan.h, "Your own operator"): their descriptions checked and
- * copied, the built-in ones (product, logsumexp, linear recurrence) as CUDA C source for GPU
- * handles and C functions for CPU handles, and a CPU handle's scan with one. A GPU handle's
- * operator is compiled and launched by jit.c.
+ * copied, the built-in ones (product, logsumexp, linear recurrences, real and complex) as CUDA C
+ * source for GPU handles and C functions for CPU handles, and a CPU handle's scan with one. A GPU
+ * handle's operator is compiled and launched by jit.c.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <math.h>
@@ -264,6 +264,44 @@ DL_RECURRENCE(f64, double, fma)
 DL_RECURRENCE_SCALAR(f32, float)
 DL_RECURRENCE_SCALAR(f64, double)
 
+/* The complex recurrence's state (a, b), each (re, im), combined as the real one's with the
+ * complex product x y + z written out in fused multiply-adds, as the GPU's source does (C's own
+ * complex product also mends infinities, at a call an item). An addend of -0 keeps a product's
+ * bits. */
+#define DL_COMPLEX_RECURRENCE(SUFFIX, T, FMA)                                                      \
+    typedef struct {                                                                               \
+        T re, im;                                                                                  \
+    } dl_cx_##SUFFIX;                                                                              \
+    static dl_cx_##SUFFIX dl_cx_mad_##SUFFIX(dl_cx_##SUFFIX x, dl_cx_##SUFFIX y, dl_cx_##SUFFIX z) \
+    {                                                                                              \
+        return (dl_cx_##SUFFIX){FMA(x.re, y.re, FMA(-x.im, y.im, z.re)),                           \
+                                FMA(x.re, y.im, FMA(x.im, y.re, z.im))};                           \
+    }                                                                                              \
+    static void dl_clr_combine_##SUFFIX(void *r, const void *p, const void *q)                     \
+    {                                                                                              \
+        dl_cx_##SUFFIX x[2], y[2], z[2];                                                           \
+        memcpy(x, p, sizeof x);                                                                    \
+        memcpy(y, q, sizeof y);                                                                    \
+        z[0] = dl_cx_mad_##SUFFIX(x[0], y[0], (dl_cx_##SUFFIX){-(T)0, -(T)0});                     \
+        z[1] = dl_cx_mad_##SUFFIX(y[0], x[1], y[1]);                                               \
+        memcpy(r, z, sizeof z);                                                                    \
+    }                                                                                              \
+    static void dl_clr_load_##SUFFIX(void *state, const void *item, const void *item2)             \
+    {                                                                                              \
+        memcpy(state, item, 2 * sizeof(T));                                                        \
+        memcpy((unsigned char *)state + 2 * sizeof(T), item2, 2 * sizeof(T));                      \
+    }                                                                                              \
+    static void dl_clr_scalar_load_##SUFFIX(void *state, const void *item, const void *item2)      \
+    {                                                                                              \
+        dl_clr_load_##SUFFIX(state, item2, item);                                                  \
+    }                                                                                              \
+    static void dl_clr_store_##SUFFIX(void *item, const void *state)                               \
+    {                                                                                              \
+        memcpy(item, (const unsigned char *)state + 2 * sizeof(T), 2 * sizeof(T));                 \
+    }
+DL_COMPLEX_RECURRENCE(f32, float, fmaf)
+DL_COMPLEX_RECURRENCE(f64, double, fma)
+
 /* The built-ins' CUDA C. %s: the state's C type. The scalar recurrence's a is the module's
  * dlscan_constant, which jit.c sets from the operator's item2 once its code is loaded: one
  * compiled program serves every a. */
@@ -307,6 +345,25 @@ static const char dl_recurrence_scalar_source[] =
     "__device__ dlscan_state dlscan_load(real b) { return dlscan_state{dlscan_constant, b}; }\n"
     "__device__ real dlscan_store(dlscan_state s) { return s.b; }\n";
 
+/* %s: the parts' C type; then the load, of (a, b) or, with a scalar a, of b. */
+static const char dl_complex_recurrence_source[] =
+    "typedef %s real;\n"
+    "struct complex_t { real re, im; };\n"
+    "__device__ complex_t complex_mad(complex_t x, complex_t y, complex_t z)\n"
+    "{ return complex_t{fma(x.re, y.re, fma(-x.im, y.im, z.re)), fma(x.re, y.im, fma(x.im, y.re, z.im))}; }\n"
+    "struct dlscan_state { complex_t a, b; };\n"
+    "typedef complex_t dlscan_in; typedef complex_t dlscan_out;\n"
+    "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)\n"
+    "{ return dlscan_state{complex_mad(x.a, y.a, complex_t{-real(0), -real(0)}), complex_mad(y.a, x.b, y.b)}; }\n"
+    "__device__ complex_t dlscan_store(dlscan_state s) { return s.b; }\n"
+    "%s";
+static const char dl_complex_load[] =
+    "typedef complex_t dlscan_in2;\n"
+    "__device__ dlscan_state dlscan_load(complex_t a, complex_t b) { return dlscan_state{a, b}; }\n";
+static const char dl_complex_scalar_load[] =
+    "__constant__ complex_t dlscan_constant;\n"
+    "__device__ dlscan_state dlscan_load(complex_t b) { return dlscan_state{dlscan_constant, b}; }\n";
+
 dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, dlscan_type type,
                                       const void *parameter, dlscan_operator_t *op)
 {
@@ -323,8 +380,9 @@ dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, d
     const size_t size = real || word32 || word64 ? dl_type_size(type) : 0;
     char source[2048];
     dlscan_operator_desc d = {.size = sizeof d};
-    /* Identities: 1 (products), (-inf, 0) (logsumexp), (1, -0) (recurrences). */
-    unsigned char identity[16] = {0};
+    /* Identities: 1 (products), (-inf, 0) (logsumexp), (1, -0) (recurrences), (1 + 0i, -0 - 0i)
+     * (complex recurrences). */
+    unsigned char identity[32] = {0};
     const float one32 = 1.0f, minus_inf32 = -INFINITY, minus_zero32 = -0.0f;
     const double one64 = 1.0, minus_inf64 = -INFINITY, minus_zero64 = -0.0;
     const uint32_t one_u32 = 1;
@@ -371,10 +429,31 @@ dlscan_status dlscan_operator_builtin(dlscan_handle_t h, dlscan_builtin which, d
             }
         }
         break;
+    case DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE:
+        if (!real)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_TYPE,
+                           "DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE takes float32 (complex64 items) and "
+                           "float64 (complex128), not %s",
+                           dl_type_valid(type) ? dl_type_name(type) : "an unknown type");
+        d.state_bytes = 4 * size;
+        d.in_bytes = d.out_bytes = 2 * size;
+        d.in2_bytes = parameter ? 0 : 2 * size;
+        d.flags = DLSCAN_OPERATOR_LOAD | DLSCAN_OPERATOR_STORE;
+        memcpy(identity, f32 ? (const void *)&one32 : (const void *)&one64, size);
+        for (int part = 2; part < 4; ++part)
+            memcpy(identity + part * size, f32 ? (const void *)&minus_zero32 : (const void *)&minus_zero64, size);
+        snprintf(source, sizeof source, dl_complex_recurrence_source, c_type,
+                 parameter ? dl_complex_scalar_load : dl_complex_load);
+        d.combine = f32 ? dl_clr_combine_f32 : dl_clr_combine_f64;
+        d.load = parameter ? (f32 ? dl_clr_scalar_load_f32 : dl_clr_scalar_load_f64)
+                           : (f32 ? dl_clr_load_f32 : dl_clr_load_f64);
+        d.store = f32 ? dl_clr_store_f32 : dl_clr_store_f64;
+        break;
     default:
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "which = %d is no dlscan_builtin", (int)which);
     }
     d.identity = identity;
     d.source = source;
-    return dl_operator_make(h, &d, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? parameter : NULL, op);
+    const int takes_a = which == DLSCAN_BUILTIN_LINEAR_RECURRENCE || which == DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE;
+    return dl_operator_make(h, &d, takes_a ? parameter : NULL, op);
 }

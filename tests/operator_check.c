@@ -333,12 +333,19 @@ static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m,
     dlscan_operator_destroy(op);
 }
 
+static void check_complex_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_type type, int scalar,
+                                     int along_rows, size_t max_n, uint64_t *rng); /* (below, after the rows' helpers) */
+
 void operator_check_builtins(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
 {
     on_gpu = dlscan_backend_name(h)[0] == 'g';
     for (int scalar = 0; scalar <= 2; ++scalar) {
         check_recurrence(h, m, DLSCAN_FLOAT32, scalar, max_n, rng);
         check_recurrence(h, m, DLSCAN_FLOAT64, scalar, max_n, rng);
+    }
+    for (int scalar = 0; scalar <= 1; ++scalar) {
+        check_complex_recurrence(h, m, DLSCAN_FLOAT32, scalar, 0, max_n, rng);
+        check_complex_recurrence(h, m, DLSCAN_FLOAT64, scalar, 0, max_n, rng);
     }
     const dlscan_type product_types[] = {DLSCAN_INT32, DLSCAN_UINT64, DLSCAN_FLOAT32, DLSCAN_FLOAT64};
     for (size_t t = 0; t < sizeof product_types / sizeof product_types[0]; ++t)
@@ -459,6 +466,120 @@ static void rows_variant(op_call *c, int number, int may_in_place)
     c->init = (number / 2) % 2 ? INIT_HOST : INIT_NONE;
     c->with_total = 0;
     c->in_place = may_in_place && (number / 3) % 2;
+}
+
+/* The complex recurrence (complex64 for float32, complex128 for float64): a of modulus in [0.5, 1)
+ * at any angle, b in the unit square, h0 likewise; scalar 1: one a drawn for the call. One scan at
+ * sizes around the tiles, or (along_rows) rows of lengths around them, each from h0, with d_totals
+ * in some cases. Reference: long double, the bound check_recurrence's times 4 (a complex product
+ * rounds each part up to twice, from two products of parts), against the recurrence of moduli. */
+static void check_complex_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_type type, int scalar,
+                                     int along_rows, size_t max_n, uint64_t *rng)
+{
+    const int f32 = type == DLSCAN_FLOAT32;
+    const size_t size = f32 ? 4 : 8, item = 2 * size;
+    const double eps = f32 ? 0x1p-24 : 0x1p-53, pi = 3.14159265358979323846;
+    const double modulus = 0.5 + 0.5 * uniform(rng), angle = 2 * pi * uniform(rng);
+    double one_a[2] = {modulus * cos(angle), modulus * sin(angle)};
+    float one_a32[2] = {(float)one_a[0], (float)one_a[1]};
+    if (f32)
+        one_a[0] = one_a32[0], one_a[1] = one_a32[1];
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE, type,
+                                        !scalar ? NULL : f32 ? (const void *)one_a32 : (const void *)one_a, &op));
+    size_t sizes[64];
+    int many_from = 64;
+    const int count = along_rows ? row_lengths(DL_USER_VALUE(4 * size, 1), max_n, rng, sizes, &many_from)
+                                 : test_edge_sizes(tile_items(4 * size), max_n, rng, sizes);
+    for (int s = 0; s < count; ++s) {
+        const size_t length = along_rows ? sizes[s] : 0;
+        const size_t n = along_rows ? length * row_count(length, max_n, rng, s >= many_from) : sizes[s];
+        const size_t rows = along_rows ? n / length : 0, row = along_rows ? length : n;
+        unsigned char *a = malloc(n * item + 1), *b = malloc(n * item + 1), *out = malloc(n * item + 1);
+        unsigned char *totals = malloc(rows * 2 * item + 1);
+        double *ad = malloc((2 * n + 1) * sizeof(double)), *bd = malloc((2 * n + 1) * sizeof(double));
+        CHECK(a && b && out && totals && ad && bd, "malloc");
+        for (size_t i = 0; i < n; ++i) {
+            const double r = 0.5 + 0.5 * uniform(rng), t = 2 * pi * uniform(rng);
+            ad[2 * i] = scalar ? one_a[0] : r * cos(t), ad[2 * i + 1] = scalar ? one_a[1] : r * sin(t);
+            bd[2 * i] = 2 * uniform(rng) - 1, bd[2 * i + 1] = 2 * uniform(rng) - 1;
+            for (int k = 0; k < 2; ++k) {
+                if (f32) {
+                    const float x = (float)ad[2 * i + k], y = (float)bd[2 * i + k];
+                    ad[2 * i + k] = x, bd[2 * i + k] = y;
+                    memcpy(a + item * i + 4 * k, &x, 4), memcpy(b + item * i + 4 * k, &y, 4);
+                } else {
+                    memcpy(a + item * i + 8 * k, &ad[2 * i + k], 8), memcpy(b + item * i + 8 * k, &bd[2 * i + k], 8);
+                }
+            }
+        }
+        op_call c = {op, 4 * size, item, scalar ? 0 : item, item, n, 0, 0, NULL, 0, 0,
+                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL};
+        if (along_rows)
+            rows_variant(&c, s, 1);
+        else
+            op_variant(&c, s, 1);
+        double h0[2] = {0, 0};
+        if (c.init != INIT_NONE)
+            h0[0] = 2 * uniform(rng) - 1, h0[1] = 2 * uniform(rng) - 1;
+        unsigned char init[32], total[32];
+        if (f32) {
+            const float state[4] = {1.0f, 0.0f, (float)h0[0], (float)h0[1]};
+            h0[0] = state[2], h0[1] = state[3];
+            memcpy(init, state, 16);
+        } else {
+            const double state[4] = {1.0, 0.0, h0[0], h0[1]};
+            memcpy(init, state, 32);
+        }
+        c.init_state = init;
+        op_run(h, m, &c, out, total);
+        const double tolerance = 4 * rounds(row) * eps;
+        long double hr = 0, hi = 0, magnitude = 0, prod_r = 1, prod_i = 0;
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            if (i % row == 0)
+                hr = h0[0], hi = h0[1], magnitude = hypot(h0[0], h0[1]), prod_r = 1, prod_i = 0;
+            const long double before_r = hr, before_i = hi, before_magnitude = magnitude;
+            const long double ar = ad[2 * i], ai = ad[2 * i + 1];
+            hr = ar * before_r - ai * before_i + bd[2 * i];
+            hi = ar * before_i + ai * before_r + bd[2 * i + 1];
+            magnitude = sqrtl(ar * ar + ai * ai) * magnitude + sqrtl((long double)bd[2 * i] * bd[2 * i] +
+                                                                     (long double)bd[2 * i + 1] * bd[2 * i + 1]);
+            const long double p_r = prod_r * ar - prod_i * ai;
+            prod_i = prod_r * ai + prod_i * ar, prod_r = p_r;
+            const long double want_r = c.exclusive ? before_r : hr, want_i = c.exclusive ? before_i : hi;
+            const long double scale = c.exclusive ? before_magnitude : magnitude;
+            double got[2];
+            for (int k = 0; k < 2; ++k)
+                got[k] = f32 ? (double)((const float *)out)[2 * i + k] : ((const double *)out)[2 * i + k];
+            if (!(fabsl(got[0] - want_r) <= tolerance * (scale + 1e-30) &&
+                  fabsl(got[1] - want_i) <= tolerance * (scale + 1e-30))) {
+                EXPECT(0, "%s recurrence%s n = %zu, rows of %zu (case %d) item %zu: %.9g%+.9gi, want %.9Lg%+.9Lgi",
+                       f32 ? "complex64" : "complex128", scalar ? " with a scalar a" : "", n, length, s, i, got[0],
+                       got[1], want_r, want_i);
+                ++bad;
+            }
+            const int end = i % row == row - 1;
+            const unsigned char *state = c.totals && end ? totals + (i / row) * 2 * item
+                                       : !along_rows && end && c.with_total ? total : NULL;
+            if (state && !bad) { /* (a, b): a the product of the row's a, b its last h */
+                double t[4];
+                for (int k = 0; k < 4; ++k)
+                    t[k] = f32 ? (double)((const float *)state)[k] : ((const double *)state)[k];
+                const long double product = sqrtl(prod_r * prod_r + prod_i * prod_i), tiny = f32 ? 0x1p-126 : 0x1p-1022;
+                const double product_bound = 4 * (scalar ? (double)row + 64 : product_rounds(row)) * eps;
+                EXPECT(fabsl(t[2] - hr) <= tolerance * (magnitude + 1e-30) &&
+                           fabsl(t[3] - hi) <= tolerance * (magnitude + 1e-30) &&
+                           fabsl(t[0] - prod_r) <= product_bound * product + 4 * tiny &&
+                           fabsl(t[1] - prod_i) <= product_bound * product + 4 * tiny,
+                       "%s recurrence n = %zu, rows of %zu: total (%.9g%+.9gi, %.9g%+.9gi), want (%.9Lg%+.9Lgi, "
+                       "%.9Lg%+.9Lgi)",
+                       f32 ? "complex64" : "complex128", n, length, t[0], t[1], t[2], t[3], prod_r, prod_i, hr, hi);
+            }
+        }
+        free(a), free(b), free(out), free(totals), free(ad), free(bd);
+    }
+    dlscan_operator_destroy(op);
 }
 
 /* Checks a scan of states whose combine is `combine` (exact, on bytes) against a sequential
@@ -719,6 +840,8 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, 
     check_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle, 1);
     check_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32, 1);
     check_rows_recurrence(h, m, max_n, rng);
+    check_complex_recurrence(h, m, DLSCAN_FLOAT32, 0, 1, max_n, rng);
+    check_complex_recurrence(h, m, DLSCAN_FLOAT32, 1, 1, max_n, rng);
 }
 
 /* ---------------------------------------------------------------- refusals */
@@ -748,6 +871,9 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
     EXPECT(dlscan_operator_create(NULL, &good, &op) == DLSCAN_ERROR_INVALID_HANDLE, "h NULL");
     EXPECT(dlscan_operator_builtin(h, DLSCAN_BUILTIN_LOGSUMEXP, DLSCAN_INT32, NULL, &op) == DLSCAN_ERROR_INVALID_TYPE,
            "logsumexp of int32");
+    EXPECT(dlscan_operator_builtin(h, DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE, DLSCAN_INT64, NULL, &op) ==
+               DLSCAN_ERROR_INVALID_TYPE && !op,
+           "a complex recurrence of int64");
     EXPECT(dlscan_operator_builtin(h, (dlscan_builtin)7, DLSCAN_FLOAT32, NULL, &op) == DLSCAN_ERROR_INVALID_ARGUMENT,
            "builtin 7");
     if (dlscan_backend_name(h)[0] == 'g') {

@@ -14,7 +14,8 @@
 
 #include "scan_check.h"
 
-/* The built-ins (product, logsumexp, linear recurrence with a or a scalar) at sizes around the
+/* The built-ins (product, logsumexp, linear recurrences, real and complex, with a or a scalar) at
+ * sizes around the
  * GPU's tiles up to max_n: inclusive and exclusive, with no init, a host init or a device init,
  * with d_total, in place where the sizes allow. */
 void operator_check_builtins(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);

@@ -13,6 +13,11 @@ and on CUDA arrays of PyTorch, CuPy, JAX or Numba (the GPU backend), without cop
     (array([7, 2, 9]), array([2, 3, 1]), 3)
     >>> dlscan.linear_recurrence(np.full(4, 0.5), np.array([1.0, 2.0, 3.0, 4.0]))
     array([1.   , 2.5  , 4.25 , 6.125])
+    >>> biggest = dlscan.Operator("typedef int dlscan_state;\\n"
+    ...     "__device__ int dlscan_combine(int x, int y) { return x > y ? x : y; }\\n",
+    ...     state="i4", identity=-2**31, combine=max)  # source: CUDA arrays; combine: NumPy's
+    >>> dlscan.scan(np.array([3, 1, 4, 1, 5], dtype=np.int32), biggest)
+    array([3, 3, 4, 4, 5], dtype=int32)
 
 Arrays are one-dimensional and contiguous, except that the scans (cumsum, cummin, cummax) take
 C-contiguous arrays of any shape: axis=None (the default) scans x flattened, as numpy.cumsum
@@ -24,9 +29,11 @@ else the legacy default stream; the call only enqueues work. New outputs are mad
 input's own library (numpy.empty, torch.empty, cupy.empty, or the array API's empty); pass
 out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
 
-linear_recurrence (h[t] = a[t] h[t-1] + b[t]), cumprod and logcumsumexp scan with operators
+linear_recurrence (h[t] = a[t] h[t-1] + b[t], real or complex), cumprod and logcumsumexp scan with operators
 that dlscan compiles at run time on a GPU (dlscan.h, "Your own operator"), over x flattened
-(axis=None) or along its last axis (axis=-1: a batch of rows, each from initial).
+(axis=None) or along its last axis (axis=-1: a batch of rows, each from initial). scan(x, op)
+does the same with a dlscan.Operator of your own: CUDA C source for CUDA arrays, C functions or
+Python callables for NumPy arrays, NumPy dtypes for its state and items.
 
 group= scans one array spread over the ranks of an mpi4py communicator (NumPy arrays, or CUDA
 arrays through the host) or of a torch.distributed process group (CUDA tensors over its NCCL):
@@ -60,10 +67,11 @@ from ._dlscan import (
     unique,
 )
 from . import _dlscan
+from ._operator import Operator, scan
 
 __all__ = [
     "cumsum", "cummin", "cummax", "select", "unique", "run_length_encode", "reduce_by_key",
-    "linear_recurrence", "cumprod", "logcumsumexp", "reserve", "has_gpu_backend", "Error", "ArgumentError", "DtypeError", "OutOfMemoryError",
+    "linear_recurrence", "cumprod", "logcumsumexp", "scan", "Operator", "reserve", "has_gpu_backend", "Error", "ArgumentError", "DtypeError", "OutOfMemoryError",
 ]
 
 # The struct module's format of each type, for outputs like a plain buffer (array.array,

@@ -27,6 +27,7 @@ const dlpy_kind_info dlpy_kinds[DLPY_KINDS] = {
     [DLSCAN_INT16] = {"int16", 2, 'h', 0, 1},      [DLSCAN_UINT16] = {"uint16", 2, 'H', 0, 0},
     [DLSCAN_FLOAT16] = {"float16", 2, 'e', 1, 1},  [DLSCAN_BFLOAT16] = {"bfloat16", 2, 0, 1, 1},
     [DLPY_BOOL] = {"bool", 1, '?', 0, 0},
+    [DLPY_COMPLEX64] = {"complex64", 8, 0, 1, 1}, [DLPY_COMPLEX128] = {"complex128", 16, 0, 1, 1},
 };
 
 /* The integer kinds by size, signed and unsigned. */
@@ -68,9 +69,11 @@ static int dlpy_kind_from_format(const char *format, Py_ssize_t itemsize)
     } else if (*format == '@' || *format == '=') {
         ++format;
     }
+    const size_t size = (size_t)itemsize;
+    if (format[0] == 'Z' && format[1] != '\0' && format[2] == '\0') /* NumPy's complex: "Zf", "Zd" */
+        return format[1] == 'f' && size == 8 ? DLPY_COMPLEX64 : format[1] == 'd' && size == 16 ? DLPY_COMPLEX128 : -1;
     if (format[0] == '\0' || format[1] != '\0')
         return -1;
-    const size_t size = (size_t)itemsize;
     switch (format[0]) {
     case '?': return size == 1 ? DLPY_BOOL : -1;
     case 'e': return size == 2 ? DLSCAN_FLOAT16 : -1;
@@ -102,7 +105,8 @@ static int dlpy_unsupported_type(PyObject *object, const char *func, const char 
     if (what) {
         PyErr_Format(PyExc_TypeError,
                      "dlscan.%s: %s has %U, which dlscan does not take; it takes bool, int8 .. "
-                     "int64, uint8 .. uint64, float16, bfloat16, float32 and float64",
+                     "int64, uint8 .. uint64, float16, bfloat16, float32 and float64 (and complex64 and "
+                     "complex128 in linear_recurrence)",
                      func, name, what);
         Py_DECREF(what);
     }
@@ -325,6 +329,7 @@ static int dlpy_kind_from_dlpack(dlpy_dl_datatype t)
     case 1: return t.bits % 8 ? -1 : dlpy_integer_kind(t.bits / 8, t.code == 0);
     case 2: return t.bits % 8 ? -1 : dlpy_float_kind(t.bits / 8);
     case 4: return t.bits == 16 ? DLSCAN_BFLOAT16 : -1;
+    case 5: return t.bits == 64 ? DLPY_COMPLEX64 : t.bits == 128 ? DLPY_COMPLEX128 : -1;
     case 6: return t.bits == 8 ? DLPY_BOOL : -1;
     }
     return -1;
@@ -547,6 +552,7 @@ static int dlpy_kind_from_typestr(const char *typestr)
     case 'u': return dlpy_integer_kind((size_t)size, 0);
     case 'f': return dlpy_float_kind((size_t)size);
     case 'b': return size == 1 ? DLPY_BOOL : -1;
+    case 'c': return size == 8 ? DLPY_COMPLEX64 : size == 16 ? DLPY_COMPLEX128 : -1;
     }
     return -1;
 }
@@ -666,6 +672,8 @@ static int dlpy_take(dlpy_array *a, PyObject *object, const char *func, const ch
                          func, name, Py_TYPE(object)->tp_name);
         result = -1;
     }
+    if (result == 0 && (a->kind == DLPY_COMPLEX64 || a->kind == DLPY_COMPLEX128) && !place->takes_complex)
+        result = dlpy_unsupported_type(object, func, name, "");
     if (result == 0 && writable && a->readonly) {
         PyErr_Format(PyExc_ValueError, "dlscan.%s: %s is read-only", func, name);
         result = -1;
@@ -769,7 +777,7 @@ int dlpy_kind_from_dtype(PyObject *dtype, const char *func)
     if (!name)
         return -1;
     const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    for (int kind = 0; text && kind < DLPY_KINDS; ++kind)
+    for (int kind = 0; text && kind < DLPY_COMPLEX64; ++kind) /* (dtype= names no complex kind) */
         if (strcmp(text, dlpy_kinds[kind].name) == 0) {
             Py_DECREF(name);
             return kind;
@@ -779,7 +787,7 @@ int dlpy_kind_from_dtype(PyObject *dtype, const char *func)
         if (!(name = PyObject_CallOneArg(dlpy_dtype_helper, dtype)))
             return -1;
         text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-        for (int kind = 0; text && kind < DLPY_KINDS; ++kind)
+        for (int kind = 0; text && kind < DLPY_COMPLEX64; ++kind)
             if (strcmp(text, dlpy_kinds[kind].name) == 0) {
                 Py_DECREF(name);
                 return kind;

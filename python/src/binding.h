@@ -7,7 +7,8 @@
  * dlscan/__init__.py), handles.c (handles per thread and device, CUDA devices and streams),
  * arrays.c (operands, outputs, scalar values), scan.c (cumsum, cummin, cummax), compact.c
  * (select, unique, run_length_encode, reduce_by_key), operator.c (linear_recurrence, cumprod,
- * logcumsumexp: dlscan's built-in user operators).
+ * logcumsumexp: dlscan's built-in user operators; and dlscan.scan's call with an operator of the
+ * caller's, which dlscan/_operator.py works out).
  */
 #ifndef DLSCAN_PY_BINDING_H
 #define DLSCAN_PY_BINDING_H
@@ -20,9 +21,11 @@
 #include "dlscan.h"
 
 /* ---- Element kinds ----
- * The twelve dlscan_type values, and bool: NumPy's and DLPack's one-byte booleans, scanned as
- * uint8 (cummin and cummax keep them 0 and 1; cumsum counts them) and taken as select's flags. */
-enum { DLPY_BOOL = 12, DLPY_KINDS = 13 };
+ * The twelve dlscan_type values; bool: NumPy's and DLPack's one-byte booleans, scanned as uint8
+ * (cummin and cummax keep them 0 and 1; cumsum counts them) and taken as select's flags; and the
+ * complex numbers, which only the calls that set dlpy_place's takes_complex take (the complex
+ * linear recurrence: float32 and float64 parts). */
+enum { DLPY_BOOL = 12, DLPY_COMPLEX64 = 13, DLPY_COMPLEX128 = 14, DLPY_KINDS = 15 };
 
 typedef struct dlpy_kind_info {
     const char *name;  /* NumPy's and PyTorch's name: "int32", "float16", "bool" */
@@ -53,6 +56,7 @@ typedef struct dlpy_place {
     uintptr_t handle;    /* the cudaStream_t the call runs on (0: the legacy default stream) */
     int torch_known;     /* torch_stream read (arrays.c's door for PyTorch's tensors) */
     uintptr_t torch_stream; /* PyTorch's current stream on device, which the call follows */
+    int takes_complex;   /* complex operands are taken (else refused as a type dlscan does not take) */
 } dlpy_place;
 
 /* ---- Operands ---- */
@@ -192,6 +196,7 @@ PyObject *dlpy_run_length_encode(PyObject *self, PyObject *args, PyObject *kwarg
 PyObject *dlpy_reduce_by_key(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_linear_recurrence(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *dlpy_cumprod(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *dlpy_scan_with(PyObject *self, PyObject *args); /* dlscan.scan's (dlscan/__init__.py) */
 PyObject *dlpy_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #endif

@@ -205,9 +205,10 @@ static PyMethodDef dlpy_methods[] = {
     {"linear_recurrence", (PyCFunction)(void (*)(void))dlpy_linear_recurrence, METH_VARARGS | METH_KEYWORDS,
      "linear_recurrence(a, b, *, initial=0.0, axis=None, out=None, exclusive=False,\n"
      "                  deterministic=False, stream=None)\n--\n\n"
-     "h[t] = a[t] * h[t-1] + b[t] with h[-1] = initial, for float32 or float64 arrays a and b of\n"
-     "one length (a may be one number for every item), as one scan (dlscan.h, \"Your own\n"
-     "operator\"): the state-space and linear-RNN recurrences, moving averages, IIR filters.\n"
+     "h[t] = a[t] * h[t-1] + b[t] with h[-1] = initial, for float32, float64, complex64 or\n"
+     "complex128 arrays a and b of one length and type (a may be one number for every item), as\n"
+     "one scan (dlscan.h, \"Your own operator\"): the state-space (complex for S4D and S5) and\n"
+     "linear-RNN recurrences, moving averages, IIR filters.\n"
      "exclusive: out[t] = h[t-1]. The scan runs over the arrays flattened (axis=None), or along\n"
      "their last axis (axis=-1: each row from initial, as a batch of [B, L]). On a GPU the first\n"
      "call of a type compiles the operator (NVRTC), which is then cached.\n\n"
@@ -232,6 +233,7 @@ static PyMethodDef dlpy_methods[] = {
      "columns takes more than one of x's size flattened). (Compaction grows the handle on its\n"
      "first call of a size: run it once before capturing.)"},
     {"_setup", dlpy_setup, METH_VARARGS, "dlscan/__init__.py's helpers for the module."},
+    {"_scan_with", dlpy_scan_with, METH_VARARGS, "dlscan.scan's call, the items worked out (dlscan/__init__.py)."},
     {"has_gpu_backend", dlpy_has_gpu_backend, METH_NOARGS,
      "has_gpu_backend()\n--\n\nWhether this dlscan was built with the GPU backend."},
     {NULL, NULL, 0, NULL},

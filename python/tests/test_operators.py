@@ -1,10 +1,11 @@
-"""test_operators.py: the scans with dlscan's built-in user operators (linear_recurrence,
-cumprod, logcumsumexp) on NumPy arrays (the CPU backend) and, where there is a GPU, on PyTorch
+"""test_operators.py: the scans with dlscan's built-in user operators (linear_recurrence, real
+and complex, cumprod, logcumsumexp) on NumPy arrays (the CPU backend) and, where there is a GPU, on PyTorch
 tensors (the GPU backend, which compiles the operators at run time), against float64 (long
 double) sequential references and NumPy; and their bad input.
 
 Tolerances: a recurrence's h[t] within 1e-4 (float32) or 1e-12 (float64) times the recurrence of
-magnitudes (|a| and |b|: what h is made of); a product within (16 sqrt(n) + 64) eps relative (the
+magnitudes (|a| and |b|: what h is made of), four times that for complex items (each part of a
+complex product rounds twice); a product within (16 sqrt(n) + 64) eps relative (the
 roundings of n multiplications add up as a random walk); logcumsumexp within (16 sqrt(n) + 64)
 eps absolute: the relative error of its sum of n terms, whose log it is."""
 
@@ -23,23 +24,32 @@ def rng():
 
 
 def recurrence(a, b, initial, exclusive=False):
-    h = np.longdouble(initial)
-    out = np.empty(len(b), np.longdouble)
+    wide = np.clongdouble if np.iscomplexobj(b) else np.longdouble
+    h = wide(initial)
+    out = np.empty(len(b), wide)
     magnitude = np.empty(len(b), np.longdouble)
     m = np.longdouble(abs(initial))
-    a = np.broadcast_to(np.asarray(a, np.longdouble), b.shape)
+    a = np.broadcast_to(np.asarray(a, wide), b.shape)
     for t in range(len(b)):
         before, before_m = h, m
-        h = a[t] * h + np.longdouble(b[t])
-        m = abs(a[t]) * m + abs(np.longdouble(b[t]))
+        h = a[t] * h + wide(b[t])
+        m = abs(a[t]) * m + abs(wide(b[t]))
         out[t], magnitude[t] = (before, before_m) if exclusive else (h, m)
     return out, magnitude
 
 
 def recurrence_inputs(rng, n, dtype):
+    """Decays: |a| in [0.5, 1), negative half the time (complex: at any angle); b in [-1, 1] (each part)."""
+    if np.dtype(dtype).kind == "c":
+        a = rng.uniform(0.5, 1.0, n) * np.exp(2j * np.pi * rng.uniform(size=n))
+        return a.astype(dtype), (rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)).astype(dtype)
     a = (rng.uniform(0.5, 1.0, n) * rng.choice([-1, 1], n)).astype(dtype)
     b = rng.uniform(-1, 1, n).astype(dtype)
     return a, b
+
+
+def tolerance(dtype):
+    return {"float32": 1e-4, "float64": 1e-12, "complex64": 4e-4, "complex128": 4e-12}[np.dtype(dtype).name]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -64,6 +74,46 @@ def test_linear_recurrence_with_one_a(rng, dtype):
     out = np.empty_like(b)
     assert dlscan.linear_recurrence(0.99, b, initial=3.0, out=out) is out
     assert np.array_equal(out, h)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_complex_linear_recurrence(rng, dtype, n, exclusive):
+    a, b = recurrence_inputs(rng, n, dtype)
+    initial = complex(rng.uniform(-1, 1), rng.uniform(-1, 1))
+    h = dlscan.linear_recurrence(a, b, initial=initial, exclusive=exclusive)
+    assert h.dtype == np.dtype(dtype) and h.shape == (n,)
+    want, magnitude = recurrence(a, b, initial, exclusive)
+    assert np.all(np.abs(h.astype(np.clongdouble) - want) <= tolerance(dtype) * (magnitude + 1e-30))
+    one_a = complex(0.6, -0.7)  # |a| = 0.92
+    h = dlscan.linear_recurrence(one_a, b, initial=initial, exclusive=exclusive)
+    want, magnitude = recurrence(np.asarray(one_a, dtype), b, initial, exclusive)
+    assert np.all(np.abs(h.astype(np.clongdouble) - want) <= tolerance(dtype) * (magnitude + 1e-30))
+
+
+def test_complex_along_the_last_axis(rng):
+    """complex64 rows, each from initial; complex128 rows are refused (a 32-byte state has no room
+    for a row's start flag), and complex items everywhere but linear_recurrence."""
+    shape = (40, 1031)
+    a, b = recurrence_inputs(rng, shape[0] * shape[1], "complex64")
+    a, b = a.reshape(shape), b.reshape(shape)
+    h = dlscan.linear_recurrence(a, b, initial=0.5j, axis=-1)
+    assert h.shape == shape and h.dtype == np.complex64
+    for r in range(shape[0]):
+        want, magnitude = recurrence(a[r], b[r], 0.5j)
+        assert np.all(np.abs(h[r].astype(np.clongdouble) - want) <= tolerance("complex64") * magnitude)
+    with pytest.raises(NotImplementedError, match="complex128"):
+        dlscan.linear_recurrence(a.astype(np.complex128), b.astype(np.complex128), axis=-1)
+    with pytest.raises(TypeError, match="a is complex"):
+        dlscan.linear_recurrence(0.5j, b.real.copy())
+    with pytest.raises(TypeError, match="initial is complex"):
+        dlscan.linear_recurrence(a.real.copy(), b.real.copy(), initial=1j)
+    with pytest.raises(ValueError, match="must match"):
+        dlscan.linear_recurrence(a, b.real.copy())
+    for call in (dlscan.cumsum, dlscan.cumprod, dlscan.logcumsumexp):
+        with pytest.raises(TypeError, match="complex64"):
+            call(b)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
@@ -159,8 +209,158 @@ def test_on_the_gpu(rng):
                 want, magnitude = recurrence(a[r], b[r], 0.5)
                 bound = (1e-4 if dtype == "float32" else 1e-12) * magnitude
                 assert np.all(np.abs(h[r].astype(np.longdouble) - want) <= bound)
+        # complex items: 1-D, one a, and complex64 rows
+        cdtype = {"float32": "complex64", "float64": "complex128"}[dtype]
+        a, b = recurrence_inputs(rng, 300_007, cdtype)
+        for one_a in (None, complex(0.6, -0.7)):
+            h = dlscan.linear_recurrence(torch.from_numpy(a).cuda() if one_a is None else one_a,
+                                         torch.from_numpy(b).cuda(), initial=0.5 - 0.25j)
+            assert h.is_cuda and h.dtype == torch.from_numpy(b).dtype
+            want, magnitude = recurrence(a if one_a is None else np.asarray(one_a, cdtype), b, 0.5 - 0.25j)
+            assert np.all(np.abs(h.cpu().numpy().astype(np.clongdouble) - want) <= tolerance(cdtype) * magnitude)
+        if cdtype == "complex64":
+            a, b = a[:300_000].reshape(100, 3000), b[:300_000].reshape(100, 3000)
+            h = dlscan.linear_recurrence(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), axis=-1).cpu().numpy()
+            for r in range(a.shape[0]):
+                want, magnitude = recurrence(a[r], b[r], 0)
+                assert np.all(np.abs(h[r].astype(np.clongdouble) - want) <= tolerance(cdtype) * (magnitude + 1e-30))
         x = rng.uniform(-8, 8, 300_007).astype(dtype)
         got = dlscan.logcumsumexp(torch.from_numpy(x).cuda())
         want = torch.logcumsumexp(torch.from_numpy(x).double(), 0)
         assert torch.allclose(got.cpu().double(), want, rtol=0,
                               atol=(16 * np.sqrt(len(x)) + 64) * float(np.finfo(dtype).eps))
+
+
+# ---- dlscan.scan with an Operator of your own ----
+
+RECURRENCE_SOURCE = """
+struct dlscan_state { float a, b; };
+typedef float dlscan_in; typedef float dlscan_in2; typedef float dlscan_out;
+__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y) { return dlscan_state{x.a * y.a, fmaf(y.a, x.b, y.b)}; }
+__device__ dlscan_state dlscan_load(float a, float b) { return dlscan_state{a, b}; }
+__device__ float dlscan_store(dlscan_state s) { return s.b; }
+"""
+PAIR = np.dtype([("a", "f4"), ("b", "f4")])
+
+
+def recurrence_operator():
+    """The float32 recurrence as an Operator: CUDA C for CUDA arrays, Python for NumPy's."""
+    return dlscan.Operator(RECURRENCE_SOURCE, state=PAIR, identity=(1.0, 0.0), item="f4", item2="f4", out="f4",
+                           combine=lambda x, y: (x["a"] * y["a"], y["a"] * x["b"] + y["b"]),
+                           load=lambda a, b: (a, b), store=lambda s: s["b"])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 1000])
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_scan_with_an_operator(rng, n, exclusive):
+    """A recurrence from two arrays (load, store), against the reference; a structured state
+    scanned as it is; an int32 sum exactly; rows along the last axis."""
+    a, b = recurrence_inputs(rng, n, "float32")
+    h = dlscan.scan((a, b), recurrence_operator(), initial=(1.0, 0.5), exclusive=exclusive)
+    assert h.dtype == np.float32 and h.shape == (n,)
+    want, magnitude = recurrence(a, b, 0.5, exclusive)
+    assert np.all(np.abs(h.astype(np.longdouble) - want) <= tolerance("float32") * (magnitude + 1e-30))
+
+    pairs = np.empty(n, PAIR)
+    pairs["a"], pairs["b"] = a, b
+    states = dlscan.scan(pairs, dlscan.Operator(state=PAIR, identity=(1, 0), combine=lambda x, y: (
+        x["a"] * y["a"], y["a"] * x["b"] + y["b"])), exclusive=exclusive)
+    assert states.dtype == PAIR and np.array_equal(states["b"][:n], dlscan.scan((a, b), recurrence_operator(),
+                                                                               exclusive=exclusive))
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    total = dlscan.Operator(state="i4", identity=0, combine=lambda p, q: p + q)
+    want = np.cumsum(x, dtype=np.int32)
+    got = dlscan.scan(x, total, exclusive=exclusive)
+    assert np.array_equal(got, np.concatenate([[0], want[:-1]]) if exclusive and n else want)
+
+
+def test_scan_with_an_operator_along_rows(rng):
+    shape = (7, 130)
+    a, b = recurrence_inputs(rng, shape[0] * shape[1], "float32")
+    a, b = a.reshape(shape), b.reshape(shape)
+    out = np.full(shape, np.nan, np.float32)
+    assert dlscan.scan((a, b), recurrence_operator(), axis=-1, initial=(1, -0.25), out=out) is out
+    for r in range(shape[0]):
+        want, magnitude = recurrence(a[r], b[r], -0.25)
+        assert np.all(np.abs(out[r].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    with pytest.raises(NotImplementedError, match="last axis"):
+        dlscan.scan((a, b), recurrence_operator(), axis=0)
+
+
+def test_scan_with_c_functions():
+    """combine as a ctypes function, and as its address."""
+    import ctypes
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    def product(result, earlier, later):
+        x, y = ctypes.c_int64.from_address(earlier).value, ctypes.c_int64.from_address(later).value
+        ctypes.c_int64.from_address(result).value = x * y
+
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int64)
+    for combine in (product, ctypes.cast(product, ctypes.c_void_p).value):
+        assert np.array_equal(dlscan.scan(x, dlscan.Operator(state="i8", identity=1, combine=combine)), np.cumprod(x))
+
+
+def test_scan_with_an_operator_bad_input():
+    x = np.arange(10, dtype=np.int32)
+    total = dlscan.Operator(state="i4", identity=0, combine=lambda p, q: p + q)
+
+    def fails(p, q):
+        raise RuntimeError("from the operator")
+
+    with pytest.raises(RuntimeError, match="from the operator"):
+        dlscan.scan(x, dlscan.Operator(state="i4", identity=0, combine=fails))
+    with pytest.raises(TypeError, match="Operator"):
+        dlscan.scan(x, "sum")
+    with pytest.raises(ValueError, match="items are 4 bytes"):
+        dlscan.scan(x.astype(np.int64), total)
+    with pytest.raises(ValueError, match="x=\\(x, x2\\)"):
+        dlscan.scan(x.astype(np.float32), recurrence_operator())
+    with pytest.raises(ValueError, match="one array"):
+        dlscan.scan((x, x), total)
+    with pytest.raises(ValueError, match="one shape"):
+        dlscan.scan((x[:5].astype(np.float32), x.astype(np.float32)), recurrence_operator())
+    with pytest.raises(TypeError, match="combine="):
+        dlscan.scan(np.zeros(3, PAIR), dlscan.Operator(RECURRENCE_SOURCE, state=PAIR, identity=(1, 0)))
+    with pytest.raises(ValueError):
+        dlscan.scan(x, total, out=np.empty(9, np.int32))
+    with pytest.raises(ValueError, match="item2= needs item="):
+        dlscan.Operator(state="i4", identity=0, item2="i4")
+    with pytest.raises(dlscan.ArgumentError):  # a state of 6 bytes
+        dlscan.scan(np.zeros(3, [("a", "i2"), ("b", "i4")]), dlscan.Operator(
+            state=[("a", "i2"), ("b", "i4")], identity=(0, 0), combine=lambda p, q: p))
+
+
+def test_scan_with_an_operator_on_the_gpu(rng):
+    """The recurrence's source on PyTorch tensors, 1-D and along rows; a state of two floats whose
+    items are tensors' last axis, with out= of the same layout; a source that does not compile."""
+    if not dlscan.has_gpu_backend():
+        pytest.skip("dlscan was built without the GPU backend")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    op = recurrence_operator()
+    for shape, axis in (((1_000_003,), None), ((64, 3000), -1)):
+        a, b = recurrence_inputs(rng, int(np.prod(shape)), "float32")
+        a, b = a.reshape(shape), b.reshape(shape)
+        h = dlscan.scan((torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()), op, axis=axis, initial=(1, 0.5))
+        assert h.is_cuda and h.dtype == torch.float32 and tuple(h.shape) == shape
+        h = h.cpu().numpy().reshape(-1, shape[-1])
+        for r in range(h.shape[0]):
+            want, magnitude = recurrence(a.reshape(h.shape)[r], b.reshape(h.shape)[r], 0.5)
+            assert np.all(np.abs(h[r].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    pairs = dlscan.Operator("struct dlscan_state { float a, b; };\n"
+                            "__device__ dlscan_state dlscan_combine(dlscan_state x, dlscan_state y)"
+                            " { return dlscan_state{x.a * y.a, fmaf(y.a, x.b, y.b)}; }\n",
+                            state=PAIR, identity=(1, 0))
+    a, b = recurrence_inputs(rng, 100_000, "float32")
+    x = torch.from_numpy(np.stack([a, b], axis=-1)).cuda()
+    with pytest.raises(TypeError, match="out="):
+        dlscan.scan(x, pairs)
+    out = torch.empty_like(x)
+    assert dlscan.scan(x, pairs, out=out) is out
+    want, magnitude = recurrence(a, b, 0)
+    assert np.all(np.abs(out[:, 1].cpu().numpy().astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    broken = dlscan.Operator("struct dlscan_state { float a, b; };\n", state=PAIR, identity=(1, 0))
+    with pytest.raises(dlscan.Error, match="dlscan_combine"):
+        dlscan.scan(x, broken, out=out)
