@@ -656,6 +656,7 @@ static int dlpy_take(dlpy_array *a, PyObject *object, const char *func, const ch
         result = dlpy_take_buffer(a, object, func, name, place, first, nd);
     } else if ((torch = dlpy_is_torch(object)) != 0) {
         result = torch < 0 ? -1 : dlpy_take_torch(a, object, func, name, place, first, nd);
+        a->torch = 1;
     } else if ((door = dlpy_optional_attr(object, "__dlpack__"))) {
         result = dlpy_take_dlpack(a, object, door, func, name, place, first, nd);
         Py_DECREF(door);

@@ -74,9 +74,10 @@ typedef struct dlpy_array {
     PyObject *capsule; /* a DLPack capsule, released unconsumed: its producer frees it */
     int ndim;          /* 1, but for an operand taken by dlpy_array_take_nd */
     size_t shape[DLPY_MAX_DIMS]; /* the extents of the ndim dimensions */
+    int torch;         /* a PyTorch tensor (taken through its door): cumsum follows PyTorch's rules */
 } dlpy_array;
 
-#define DLPY_ARRAY_EMPTY {NULL, NULL, 0, 0, 0, 0, {0}, NULL, 0, {0}}
+#define DLPY_ARRAY_EMPTY {NULL, NULL, 0, 0, 0, 0, {0}, NULL, 0, {0}, 0}
 
 /* Takes the 1-D contiguous array `object` (argument `name` of the Python call `func`) into
  * *a. For the first operand of a call, place->device is set from it; for later ones the array

@@ -127,7 +127,7 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
 
 #define DLPY_SCAN_DOC(name, what, numpy)                                                          \
     name "(x, *, axis=None, dtype=None, out=None, exclusive=False, initial=None, total=None, "  \
-         "deterministic=False, stream=None, keys=None, offsets=None, group=None)\n--\n\n"      \
+         "deterministic=False, stream=None, keys=None, offsets=None, group=None, dim=None)\n--\n\n" \
          "The running " what " of the array x, in one pass (" numpy ").\n\n"                     \
          "x: a NumPy array (scanned on the CPU), or an array with __dlpack__ or\n"               \
          "   __cuda_array_interface__ on a CUDA device (PyTorch, CuPy, ...), scanned there;\n"   \
@@ -135,10 +135,11 @@ static PyObject *dlpy_has_gpu_backend(PyObject *self, PyObject *args)
          "axis: None (default): x flattened, into a one-dimensional output; an int (negative\n" \
          "   counts from the end): each scan runs along that dimension, into an output of\n"    \
          "   x's shape (as numpy.cumsum(x, axis=...)). A GPU may refuse a dimension other than\n" \
-         "   the last (dlscan.Error, DLSCAN_ERROR_NOT_SUPPORTED).\n"                             \
+         "   the last (dlscan.Error, DLSCAN_ERROR_NOT_SUPPORTED). dim: axis's PyTorch name.\n"  \
          "dtype: the type of the output, and of the accumulator. Default: out's, else x's\n"   \
          "   (cumsum of bool and of integers narrower than 64 bits: int64, or uint64 for\n"     \
-         "   unsigned ones, as NumPy does). Pairs dlscan takes: every type into itself;\n"     \
+         "   unsigned ones, as NumPy does; of a PyTorch tensor of any integer type or bool:\n" \
+         "   int64, as torch.cumsum does). Pairs dlscan takes: every type into itself;\n"    \
          "   integers into 32- and 64-bit integers at least as wide; float16 and bfloat16\n"   \
          "   into float32; float32 and int32 into float64. 8- and 16-bit types scanned into\n" \
          "   themselves accumulate in 32 bits and round each output.\n"                       \

@@ -20,16 +20,19 @@
 
 #include <string.h>
 
-/* NumPy's result type for a running sum or extreme of `kind`, without dtype= or out=. */
-static int dlpy_default_kind(int kind, dlscan_op op)
+/* The result type of a running sum or extreme of a's kind, without dtype= or out=: NumPy's
+ * (bool and integers narrower than 64 bits sum into int64, unsigned ones into uint64), or for a
+ * PyTorch tensor PyTorch's (every integer type and bool into int64). */
+static int dlpy_default_kind(const dlpy_array *a, dlscan_op op)
 {
     if (op != DLSCAN_SUM)
-        return kind;
-    switch (kind) {
+        return a->kind;
+    switch (a->kind) {
     case DLPY_BOOL: case DLSCAN_INT8: case DLSCAN_INT16: case DLSCAN_INT32: return DLSCAN_INT64;
-    case DLSCAN_UINT8: case DLSCAN_UINT16: case DLSCAN_UINT32: return DLSCAN_UINT64;
+    case DLSCAN_UINT8: case DLSCAN_UINT16: case DLSCAN_UINT32: case DLSCAN_UINT64:
+        return a->torch ? DLSCAN_INT64 : DLSCAN_UINT64;
     }
-    return kind;
+    return a->kind;
 }
 
 /* An initial= or total= array: one item of the output type, on the input's device. */
@@ -203,15 +206,22 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
                            const char *format)
 {
     static char *keywords[] = {"x", "axis", "dtype", "out", "exclusive", "initial", "total",
-                               "deterministic", "stream", "keys", "offsets", "group", NULL};
+                               "deterministic", "stream", "keys", "offsets", "group", "dim", NULL};
     PyObject *x, *axis = Py_None, *dtype = Py_None, *out = Py_None, *initial = Py_None,
                  *total = Py_None, *stream = Py_None, *keys = Py_None, *offsets = Py_None,
-                 *group = Py_None;
+                 *group = Py_None, *dim = Py_None;
     int exclusive = 0, deterministic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &x, &axis, &dtype, &out,
                                      &exclusive, &initial, &total, &deterministic, &stream, &keys,
-                                     &offsets, &group))
+                                     &offsets, &group, &dim))
         return NULL;
+    if (dim != Py_None) { /* PyTorch's name of axis */
+        if (axis != Py_None) {
+            PyErr_Format(PyExc_TypeError, "dlscan.%s: axis and dim name one argument: pass one of them", func);
+            return NULL;
+        }
+        axis = dim;
+    }
     if (group != Py_None && (axis != Py_None || keys != Py_None || offsets != Py_None)) {
         PyErr_Format(PyExc_ValueError, "dlscan.%s: group with %s: a scan across ranks runs over x "
                      "flattened, without segments", func,
@@ -258,7 +268,7 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         kind = result.kind;
     }
     if (kind < 0)
-        kind = dlpy_default_kind(in.kind, op);
+        kind = dlpy_default_kind(&in, op);
     /* bool items stay 0 and 1 only under min and max of bools. */
     if (kind == DLPY_BOOL && (op == DLSCAN_SUM || in.kind != DLPY_BOOL)) {
         PyErr_Format(PyExc_TypeError, "dlscan.%s: a %s of %s items cannot be written as bool",
@@ -382,19 +392,19 @@ done:
 PyObject *dlpy_cumsum(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOOpOOpOOOO:cumsum");
+    return dlpy_scan(args, kwargs, DLSCAN_SUM, "cumsum", "O|$OOOpOOpOOOOO:cumsum");
 }
 
 PyObject *dlpy_cummin(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOOpOOpOOOO:cummin");
+    return dlpy_scan(args, kwargs, DLSCAN_MIN, "cummin", "O|$OOOpOOpOOOOO:cummin");
 }
 
 PyObject *dlpy_cummax(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOOpOOpOOOO:cummax");
+    return dlpy_scan(args, kwargs, DLSCAN_MAX, "cummax", "O|$OOOpOOpOOOOO:cummax");
 }
 
 PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -412,7 +422,7 @@ PyObject *dlpy_reserve(PyObject *self, PyObject *args, PyObject *kwargs)
     int previous_device = -1, d = 0;
     /* Without dtype=: the output types of cumsum, cummin and cummax of x by default. */
     const int kinds[2] = {dtype == Py_None ? in.kind : dlpy_kind_from_dtype(dtype, "reserve"),
-                          dlpy_default_kind(in.kind, DLSCAN_SUM)};
+                          dlpy_default_kind(&in, DLSCAN_SUM)};
     dlscan_handle_t h = kinds[0] < 0 || (axis != Py_None && dlpy_axis(axis, in.ndim, "reserve", &d) < 0)
                             ? NULL
                             : dlpy_handle(&place, "reserve", &previous_device);

@@ -98,6 +98,26 @@ def test_against_torch(n, dtype):
         assert torch.equal(dlscan.cummax(x), torch.cummax(x, 0).values)
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                                   torch.float16, torch.float32])
+def test_torch_rules(dtype):
+    """A tensor's cumsum follows PyTorch: dim= names the axis, and the default output type is
+    torch.cumsum's (int64 for every integer type and bool; NumPy's gives uint64 for uint8)."""
+    x = (torch.randint(0, 2, (37, 1000), device="cuda") if dtype == torch.bool else
+         torch.randint(0, 100, (37, 1000), device="cuda")).to(dtype)
+    expected = torch.cumsum(x if dtype != torch.float16 else x.double(), dim=1)
+    got = dlscan.cumsum(x, dim=1)
+    assert got.dtype == torch.cumsum(x, dim=1).dtype
+    assert torch.equal(got.double(), expected.double())
+    assert torch.equal(dlscan.cumsum(x, dim=-1), got)
+    if dtype != torch.bool:
+        assert torch.equal(dlscan.cummax(x, dim=1), torch.cummax(x, dim=1).values)
+    if dtype == torch.uint8:
+        assert dlscan.cumsum(x.cpu().numpy(), axis=1).dtype == np.uint64
+    with pytest.raises(TypeError, match="axis and dim"):
+        dlscan.cumsum(x, axis=1, dim=1)
+
+
 @pytest.mark.parametrize("source,target", [(torch.uint8, torch.int32), (torch.int8, torch.int64),
                                            (torch.int16, torch.int32), (torch.int32, torch.int64),
                                            (torch.float16, torch.float32),
