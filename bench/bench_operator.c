@@ -23,8 +23,10 @@
  * Batched float32 recurrences, [B, L] with B x L = 2^26 (the rows of dlscan.h's scans along an
  * axis: axis_length = L), L = 64, 1024, 2^14 and 2^20, against the same floor (memcpy-12) and
  * Mamba's selective-scan pattern (chunked_recurrence.cu: one block per row, chunks carried
- * serially), in rounds of their own; the first call along rows makes the operator's program of
- * rows (reported in ms). Both are checked against the reference, row by row.
+ * serially), in rounds of their own, and the same segments given as offsets (d_offsets: the
+ * program of segments, which reads the offsets, 8 / L bytes an item more); the first call along
+ * rows makes the operator's program of rows (reported in ms), and the first over offsets its
+ * program of segments. All three are checked against the reference, row by row.
  *
  * Also the operators' first creation (a compile by NVRTC, in a cache directory of its own, so
  * nothing is cached yet; with DLSCAN_CACHE_DIR given, what that cache holds) and a second one
@@ -66,18 +68,20 @@ enum {
     SUM_USER,
     ROWS_F32,       /* the float32 recurrence along rows of context.row_length */
     ROWS_CHUNKED,   /* the same, Mamba's pattern */
+    ROWS_OFFSETS,   /* the same rows given as offsets */
     VARIANTS
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
                                             "recurrence-c64", "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
-                                            "rows-chunked"};
+                                            "rows-chunked", "rows-offsets"};
 
 typedef struct context {
     dlscan_handle_t h;
     dlscan_operator_t recurrence32, recurrence64, recurrence_c64, scalar32, sum;
     void *a, *b, *out; /* n x 8 bytes each */
     size_t row_length; /* ROWS_F32 */
+    size_t *offsets;   /* ROWS_OFFSETS: n / row_length + 1 of them, on the device */
 } context;
 
 static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaStream_t stream)
@@ -92,6 +96,20 @@ static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaS
     return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
+/* The float32 recurrence over the offsets of rows of c->row_length. */
+static int scan_offsets(const context *c, size_t n, cudaStream_t stream)
+{
+    dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
+    args.custom = c->recurrence32;
+    args.d_in = c->a;
+    args.d_in2 = c->b;
+    args.d_out = c->out;
+    args.n = n;
+    args.d_offsets = c->offsets;
+    args.num_segments = n / c->row_length;
+    return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
+}
+
 static int run(const void *p, int v, size_t n, cudaStream_t stream)
 {
     const context *c = p;
@@ -102,6 +120,7 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case RECURRENCE_F32:
     case ROWS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length 0 but for ROWS_F32) */
     case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
+    case ROWS_OFFSETS: return scan_offsets(c, n, stream);
     case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
     case RECURRENCE_C64: return scan(c, c->recurrence_c64, 1, n, stream);
     case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
@@ -258,7 +277,7 @@ int main(int argc, char **argv)
             valid[v] = v < ROWS_F32;
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
         const int floor_of[VARIANTS] = {COPY_12, COPY_12, COPY_24, COPY_24, COPY_24, COPY_8,
-                                        COPY_8,  COPY_8,  COPY_8,  COPY_12, COPY_12};
+                                        COPY_8,  COPY_8,  COPY_8,  COPY_12, COPY_12, COPY_12};
         printf("| 2^%d | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n",
                logs[k], us[RECURRENCE_F32], us[COPY_12] / us[RECURRENCE_F32], us[RECURRENCE_F64],
                us[COPY_24] / us[RECURRENCE_F64], us[RECURRENCE_C64], us[COPY_24] / us[RECURRENCE_C64], us[SCALAR_F32], us[COPY_8] / us[SCALAR_F32], us[SUM_BUILTIN],
@@ -300,8 +319,13 @@ int main(int argc, char **argv)
     const size_t batch_n = (size_t)1 << 26 < largest ? (size_t)1 << 26 : largest;
     CUDA_CHECK(cudaMemcpy(c.a, a, batch_n * 4, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(c.b, b, batch_n * 4, cudaMemcpyHostToDevice));
-    printf("\n| rows [B, L] | n | memcpy-12 us | dlscan us | of floor | Mamba's pattern us | of floor | dlscan / Mamba's |\n"
-           "|---|---|---|---|---|---|---|---|\n");
+    CUDA_CHECK(cudaMalloc((void **)&c.offsets, (batch_n + 1) * sizeof(size_t)));
+    size_t *offsets = malloc((batch_n + 1) * sizeof(size_t));
+    if (!offsets)
+        return 1;
+    printf("\n| rows [B, L] | n | memcpy-12 us | dlscan us | of floor | Mamba's pattern us | of floor | dlscan / Mamba's "
+           "| over offsets us | of floor |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof row_logs / sizeof row_logs[0]; ++k) {
         c.row_length = (size_t)1 << row_logs[k];
         const size_t n = batch_n;
@@ -313,19 +337,30 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaStreamSynchronize(timer.stream));
         if (k == 0)
             printf("# the first call along rows (the program of rows made): %.1f ms\n", (bench_host_seconds() - start) * 1e3);
+        for (size_t r = 0; r <= n / c.row_length; ++r)
+            offsets[r] = r * c.row_length;
+        CUDA_CHECK(cudaMemcpy(c.offsets, offsets, (n / c.row_length + 1) * sizeof(size_t), cudaMemcpyHostToDevice));
+        const double made = bench_host_seconds();
+        if (scan_offsets(&c, n, timer.stream) != 0) /* the program of segments, made once */
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        if (k == 0)
+            printf("# the first call over offsets (the program of segments made): %.1f ms\n",
+                   (bench_host_seconds() - made) * 1e3);
         int valid[VARIANTS];
         double us[VARIANTS], host_us[VARIANTS];
         for (int v = 0; v < VARIANTS; ++v)
-            valid[v] = v == COPY_12 || v == ROWS_F32 || v == ROWS_CHUNKED;
+            valid[v] = v == COPY_12 || v == ROWS_F32 || v == ROWS_CHUNKED || v == ROWS_OFFSETS;
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
-        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f |\n", n / c.row_length, row_logs[k], n,
-               us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32], us[ROWS_CHUNKED],
-               us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32]);
+        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f |\n", n / c.row_length,
+               row_logs[k], n, us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32], us[ROWS_CHUNKED],
+               us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32], us[ROWS_OFFSETS],
+               us[COPY_12] / us[ROWS_OFFSETS]);
         fflush(stdout);
-        for (int v = ROWS_F32; out && v <= ROWS_CHUNKED; ++v)
+        for (int v = ROWS_F32; out && v <= ROWS_OFFSETS; ++v)
             fprintf(out, "%zu,%s-L%zu,%.3f,%.4f\n", n, names[v], c.row_length, valid[v] ? us[v] : NAN,
                     valid[v] ? us[COPY_12] / us[v] : NAN);
-        for (int v = ROWS_F32; v <= ROWS_CHUNKED; ++v) { /* the guard, each row from 0 */
+        for (int v = ROWS_F32; v <= ROWS_OFFSETS; ++v) { /* the guard, each row from 0 */
             CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 4));
             if (run(&c, v, n, timer.stream) != 0)
                 return 1;
@@ -336,6 +371,8 @@ int main(int argc, char **argv)
         }
     }
     c.row_length = 0;
+    cudaFree(c.offsets);
+    free(offsets);
     if (out)
         fclose(out);
     bench_timer_destroy(&timer);

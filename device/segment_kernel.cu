@@ -39,6 +39,7 @@
 #include "launch.h"
 #include "ops.cuh"
 #include "ring.cuh"
+#include "offsets.cuh"
 #include "rows.cuh"
 #include "tile.cuh"
 
@@ -85,21 +86,6 @@ template <> struct dl_key_reg<uint64_t> {
 
 /* ---------------------------------------------------------------- heads */
 
-/* The heads of this thread's items from a tile's bitmap (bit i: tile item i starts a segment);
- * warp_first: the warp's first item in the tile. */
-template <int ROWS, int VEC>
-__device__ __forceinline__ uint32_t dl_bitmap_heads(const uint32_t *bitmap, int warp_first)
-{
-    const int lane = threadIdx.x % 32;
-    uint32_t heads = 0;
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-        const int i = warp_first + (r * 32 + lane) * VEC; /* VEC items within one word */
-        heads |= (bitmap[i / 32] >> (i % 32) & ((1u << VEC) - 1)) << (r * VEC);
-    }
-    return heads;
-}
-
 /* Keys of this thread's rows from global memory (one access per row where `vector`: the keys
  * 16-byte aligned; keys past n read as 0), and their heads. warp_base: the warp's first item. */
 template <typename KEY, int ROWS, int VEC>
@@ -129,112 +115,6 @@ __device__ __forceinline__ uint32_t dl_global_key_heads(const KEY *keys, uint64_
     const K before = warp_base > 0 && warp_base - 1 < n ? (K)keys[warp_base - 1] : K(0);
     const uint32_t heads = dl_key_heads(key, before, warp_base == 0);
     return whole ? heads : dl_heads_before<ROWS, VEC>(heads, warp_base, n);
-}
-
-/* ---------------------------------------------------------------- offsets */
-
-/* Probe i (u * 32 + lane) of a warp's search, in every lane; i is the same in every lane. */
-template <int PROBES> __device__ __forceinline__ uint64_t dl_probe_at(const uint64_t (&at)[PROBES], int i)
-{
-    uint64_t mine = 0;
-#pragma unroll
-    for (int u = 0; u < PROBES; ++u)
-        if (u == i / 32)
-            mine = at[u];
-    return __shfl_sync(0xffffffffu, mine, i % 32);
-}
-
-/*
- * The first k in [low, high) with offsets[k] >= position, or high where there is none (offsets
- * rising). Run by a whole warp, which returns it in every lane. Each round has every lane load 4
- * offsets, independent loads: 128 probes in rising order, which leave the answer between the last
- * probe below `position` and the first one not below. The first round, where `step` is not 0,
- * probes a window of 128 x step around `guess` (probes outside [low, high) are not loaded: before
- * low they are below, from high on not); each later one splits the range into 129 parts, so a
- * round costs one trip to memory and 2^23 offsets take four (a good guess: one or two). Reads no
- * offset at or past `high`.
- */
-__device__ __forceinline__ uint64_t dl_warp_lower_bound(const size_t *offsets, uint64_t low, uint64_t high,
-                                                        uint64_t position, uint64_t guess, uint64_t step)
-{
-    constexpr int PROBES = 4; /* per lane */
-    const int lane = threadIdx.x % 32;
-    bool windowed = step != 0;
-    while (high > low) {
-        const uint64_t range = high - low;
-        const bool exact = !windowed && range <= 32 * PROBES; /* every index in range probed */
-        uint64_t at[PROBES];
-        bool below[PROBES];
-#pragma unroll
-        for (int u = 0; u < PROBES; ++u) {
-            const uint64_t i = (uint64_t)(u * 32 + lane);
-            const uint64_t centre = guess > 64 * step ? guess - 64 * step : 0;
-            at[u] = windowed ? centre + i * step
-                    : exact  ? low + i
-                             : low + range * (i + 1) / (32 * PROBES + 1);
-            below[u] = at[u] < low || (at[u] < high && offsets[at[u]] < position);
-        }
-        uint32_t count = 0;
-#pragma unroll
-        for (int u = 0; u < PROBES; ++u)
-            count += __popc(__ballot_sync(0xffffffffu, below[u]));
-        if (exact)
-            return low + count;
-        const uint64_t new_low = count ? dl_probe_at<PROBES>(at, (int)count - 1) + 1 : low;
-        const uint64_t new_high = count < 32 * PROBES ? dl_probe_at<PROBES>(at, (int)count) : high;
-        low = new_low > low ? new_low : low;
-        high = new_high < high ? new_high : high;
-        windowed = false;
-    }
-    return low;
-}
-
-/* Offsets a stage holds: `count` of them from offsets[from] on, at `at`. */
-typedef struct dl_staged_offsets {
-    const size_t *at;
-    uint64_t from;
-    uint32_t count;
-} dl_staged_offsets;
-
-/* Marks in `bitmap` (a tile's bits, zeroed) the items that offsets[first], offsets[first + 1],
- * ... point at while they fall in the tile's count items from `base` (and the input's first item,
- * a head), and returns the highest marked item, or -1. One warp; 128 offsets a round, from the
- * stage where it holds them, else from global memory. */
-__device__ __forceinline__ int dl_mark_offsets(const size_t *offsets, uint64_t last_offset,
-                                               const dl_staged_offsets &staged, uint64_t first,
-                                               uint64_t base, int count, uint32_t *bitmap)
-{
-    constexpr int PER_LANE = 4;
-    const int lane = threadIdx.x % 32;
-    int last = -1;
-    if (base == 0 && lane == 0) {
-        atomicOr(&bitmap[0], 1u);
-        last = 0;
-    }
-    for (uint64_t k0 = first;; k0 += 32 * PER_LANE) {
-        uint64_t at[PER_LANE];
-#pragma unroll
-        for (int u = 0; u < PER_LANE; ++u) {
-            const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
-            at[u] = k > last_offset                ? ~0ull
-                    : k - staged.from < staged.count ? staged.at[k - staged.from]
-                                                     : offsets[k];
-        }
-        bool all_in = true;
-#pragma unroll
-        for (int u = 0; u < PER_LANE; ++u) {
-            const bool in = at[u] >= base && at[u] < base + (uint64_t)count;
-            if (in) {
-                const int i = (int)(at[u] - base);
-                atomicOr(&bitmap[i / 32], 1u << (i % 32));
-                last = i > last ? i : last;
-            }
-            all_in &= in;
-        }
-        if (!__all_sync(0xffffffffu, all_in))
-            break;
-    }
-    return __reduce_max_sync(0xffffffffu, last);
 }
 
 /* ---------------------------------------------------------------- one tile */
@@ -527,11 +407,7 @@ template <typename T, typename BY, typename SHARED> struct dl_segment_fill {
             const uint64_t after_base =
                 (uint64_t)__shfl_sync(0xffffffffu, lane == 0 ? sh.stage_tile[last] : 0u, 0) * S::tile_items;
             const uint64_t offsets = p.num_segments + 1;
-            const double between =
-                (double)(base - after_base) * (double)(offsets - after) / (double)(n - after_base + 1);
-            const uint64_t step = between > 4096.0 ? (uint64_t)(sqrt(between) / 16.0) : 1;
-            const uint64_t first =
-                dl_warp_lower_bound(p.offsets, after, offsets, base, after + (uint64_t)between, step);
+            const uint64_t first = dl_warp_next_offset(p.offsets, offsets, n, base, after, after_base);
             if (lane == 0) {
                 const uint64_t from = first & ~1ull;
                 const uint64_t left = offsets - from, most = DL_SEGMENT_STAGED_OFFSETS;

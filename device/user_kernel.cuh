@@ -15,9 +15,9 @@
  * jit.c defines DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES (0: one input),
  * DL_USER_OUT_BYTES, DL_USER_LOAD, DL_USER_STORE, DL_USER_IDENTITY_WORDS (the identity state
  * as 32-bit words, so that it is a constant of the code, as the built-in operators' are) and
- * DL_USER_ROWS_OF (1: the program of scans along rows, below).
+ * DL_USER_SEGMENTED, the program (launch.h, DL_USER_PROGRAM_*: one scan, rows, offsets).
  *
- * Rows (DL_USER_ROWS_OF 1; a scan along an axis of stride 1, p.scan.row_length items a row): the
+ * Rows (DL_USER_PROGRAM_ROWS; a scan along an axis of stride 1, p.scan.row_length items a row): the
  * kernels scan the operator lifted to segments, a value being the state and a flag that a row
  * starts in its items, combined as (s1, f1) then (s2, f2) -> (f2 ? s2 : s1 s2, f1 | f2). An item
  * is a row's first where its index is a multiple of the row length, and there its state starts
@@ -27,6 +27,12 @@
  * (and the items that end a row, for d_totals) come from the index (rows.cuh); a tile's
  * aggregate needs only the items from its last row start on, and a tile where a row starts
  * publishes it as its P at once (protocol.h, "Segments").
+ *
+ * Offsets (DL_USER_PROGRAM_OFFSETS; segment k the items p.offsets[k] .. p.offsets[k + 1] - 1): the
+ * same, with a tile's heads marked in a bitmap by one warp (offsets.cuh: a search for the tile's
+ * first offset, then the offsets from there), the reducer's in the persistent kernel (which the
+ * compute warps then wait for), warp 0's in the other; the items outside [offsets[0],
+ * offsets[num_segments]) are not stored.
  *
  * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
  * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
@@ -55,6 +61,7 @@
 
 #include "block.cuh"
 #include "launch.h"
+#include "offsets.cuh"
 #include "ring.cuh"
 #include "rows.cuh"
 
@@ -77,8 +84,8 @@ typedef dlscan_state dlscan_out;
 #define DL_USER_WARPS (DL_USER_THREADS / 32)
 
 /* What the kernels scan: the state, or along rows the state and a row's-start flag (above). */
-#define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_ROWS_OF)
-#if DL_USER_ROWS_OF
+#define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_SEGMENTED)
+#if DL_USER_SEGMENTED
 struct dl_user_value {
     uint32_t word[DL_USER_VALUE_BYTES / 4]; /* the state's words, then the flag */
 };
@@ -88,7 +95,7 @@ typedef dlscan_state dl_user_value;
 
 __device__ __forceinline__ dlscan_state dl_user_state_of(const dl_user_value &v)
 {
-#if DL_USER_ROWS_OF
+#if DL_USER_SEGMENTED
     dlscan_state s;
     memcpy(&s, v.word, sizeof s);
     return s;
@@ -99,7 +106,7 @@ __device__ __forceinline__ dlscan_state dl_user_state_of(const dl_user_value &v)
 
 __device__ __forceinline__ dl_user_value dl_user_value_of(const dlscan_state &s, uint32_t starts)
 {
-#if DL_USER_ROWS_OF
+#if DL_USER_SEGMENTED
     dl_user_value v;
     memcpy(v.word, &s, sizeof s);
     v.word[DL_USER_VALUE_BYTES / 4 - 1] = starts;
@@ -129,7 +136,7 @@ struct dl_user_op {
     __device__ static dl_user_value identity() { return dl_user_value_of(dl_user_state_op::identity(), 0); }
     __device__ dl_user_value operator()(dl_user_value earlier, dl_user_value later) const
     {
-#if DL_USER_ROWS_OF
+#if DL_USER_SEGMENTED
         const uint32_t starts = later.word[DL_USER_VALUE_BYTES / 4 - 1];
         const dl_user_value joined =
             dl_user_value_of(dlscan_combine(dl_user_state_of(earlier), dl_user_state_of(later)),
@@ -148,6 +155,8 @@ __device__ __forceinline__ dlscan_state dl_user_init(const dl_user_params &p)
     memcpy(&s, p.seed, sizeof s);
     return s;
 }
+
+#define DL_USER_OFFSETS (DL_USER_SEGMENTED == DL_USER_PROGRAM_OFFSETS)
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
  * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */
@@ -169,12 +178,12 @@ __device__ __forceinline__ void dl_user_load_run(const X *p, uint64_t first, uin
             x[k] = p[first + k];
 }
 
-/* The same for stores. */
+/* The same for stores, of the items in [lo, hi). */
 template <typename X, int K>
-__device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t n, const X (&x)[K])
+__device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t lo, uint64_t hi, const X (&x)[K])
 {
     constexpr int bytes = K * (int)sizeof(X);
-    if (bytes % 16 == 0 && first + K <= n && (uintptr_t)(p + first) % 16 == 0) {
+    if (bytes % 16 == 0 && first >= lo && first + K <= hi && (uintptr_t)(p + first) % 16 == 0) {
         uint4 v[bytes / 16 > 0 ? bytes / 16 : 1];
         memcpy(v, x, bytes);
 #pragma unroll
@@ -184,7 +193,7 @@ __device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t
     }
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if (first + k < n)
+        if (first + k >= lo && first + k < hi)
             p[first + k] = x[k];
 }
 
@@ -243,7 +252,7 @@ __device__ __forceinline__ dlscan_state dl_user_state(const dlscan_in &x, const 
 __device__ __forceinline__ dl_user_value dl_user_item(const dl_user_params &p, const dlscan_in &x, const void *y,
                                                       bool starts)
 {
-#if DL_USER_ROWS_OF
+#if DL_USER_SEGMENTED
     const dlscan_state s = dl_user_state(x, y);
     return starts ? dl_user_value_of(dlscan_combine(dl_user_init(p), s), 1) : dl_user_value_of(s, 0);
 #else
@@ -264,9 +273,13 @@ __device__ __forceinline__ dl_user_value dl_user_item(const dl_user_params &p, c
 #define DL_USER_PASSES (DL_USER_ROWS * DL_USER_VALUE_BYTES > 32 ? DL_USER_ROWS * DL_USER_VALUE_BYTES / 32 : 1)
 
 /* What a block of either kernel keeps in shared memory besides the look-back's: the warps'
- * scratch for the transposed warp scan. */
+ * scratch for the transposed warp scan; over offsets, the one-block kernel's bitmap of its tile's
+ * heads. */
 template <typename BASE> struct dl_user_block_shared : BASE {
     dl_user_value scratch[DL_USER_WARPS][dl_warp_scratch<dl_user_value, DL_USER_ROWS, DL_USER_PASSES>::items];
+#if DL_USER_OFFSETS
+    uint32_t bitmap[DL_USER_TILE / 32];
+#endif
 };
 
 /* The tile's index of lane `lane`'s first item of row r, in warp `warp`. */
@@ -277,22 +290,46 @@ __device__ __forceinline__ uint32_t dl_user_row_item(int warp, int r, int lane)
 
 /* Along rows, which of this thread's items in the tile from `base` start a row (its heads) and,
  * where the scan writes each row's total, which end one (*ends), bit r DL_USER_VEC + e for its
- * row r's item e (rows.cuh); else none. */
-__device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint64_t base, uint32_t *ends)
+ * row r's item e (rows.cuh); over offsets, its heads from the tile's `bitmap` (dl_user_mark); else
+ * none. */
+__device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint64_t base, const uint32_t *bitmap,
+                                                  uint32_t *ends)
 {
-#if DL_USER_ROWS_OF
     const int warp = threadIdx.x / 32 % DL_USER_WARPS;
+    (void)bitmap;
+#if DL_USER_OFFSETS
+    (void)p, (void)base;
+    *ends = 0;
+    return dl_bitmap_heads<DL_USER_ROWS, DL_USER_VEC>(bitmap, (int)dl_user_row_item(warp, 0, 0));
+#elif DL_USER_SEGMENTED
     const uint32_t heads = dl_row_heads<DL_USER_ROWS, DL_USER_VEC>(base + dl_user_row_item(warp, 0, 0), p.scan.n,
                                                                    p.scan.row_length, p.row_inverse, ends);
     if (!p.scan.totals)
         *ends = 0;
     return heads;
 #else
-    (void)p, (void)base;
+    (void)p, (void)base, (void)warp;
     *ends = 0;
     return 0;
 #endif
 }
+
+#if DL_USER_OFFSETS
+/* The heads of the tile of `count` items from `base`, marked in `bitmap` (cleared here) by one
+ * warp from the tile's first offset (offsets[first]), the input's first item too (offsets.cuh);
+ * returns the last one's place in the tile, or -1. */
+__device__ __forceinline__ int dl_user_mark(const dl_user_params &p, uint64_t base, int count, uint64_t first,
+                                            uint32_t *bitmap)
+{
+    for (int i = threadIdx.x % 32; i < DL_USER_TILE / 32; i += 32)
+        bitmap[i] = 0;
+    __syncwarp();
+    const int last = dl_mark_offsets(p.offsets, p.num_segments, dl_staged_offsets{nullptr, 0, 0}, first, base,
+                                     count, bitmap);
+    __syncwarp();
+    return last;
+}
+#endif
 
 /* This thread's rows of tile items from `base` as values (identities past n; `heads`:
  * dl_user_heads): from global memory, or where `stage` is not NULL, from the stage that holds
@@ -375,6 +412,11 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
     constexpr int E = DL_USER_VEC;
     const uint64_t n = p.scan.n;
     const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
+#if DL_USER_OFFSETS /* (the items in segments) */
+    const uint64_t lo = p.offsets[0], hi = p.offsets[p.num_segments];
+#else
+    const uint64_t lo = 0, hi = n;
+#endif
 #pragma unroll
     for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint64_t first = base + dl_user_row_item(warp, r, lane);
@@ -388,8 +430,8 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
                                                          : Op()(before, v[r][e - 1]);
             y[e] = dl_user_output(p.scan.exclusive ? exclusive : Op()(before, v[r][e]));
         }
-        dl_user_store_run<dlscan_out, E>(static_cast<dlscan_out *>(p.scan.out), first, n, y);
-#if DL_USER_ROWS_OF
+        dl_user_store_run<dlscan_out, E>(static_cast<dlscan_out *>(p.scan.out), first, lo, hi, y);
+#if DL_USER_SEGMENTED
         if (ends >> (r * E) & ((1u << E) - 1)) { /* each row's total where its last item is */
 #pragma unroll
             for (int e = 0; e < E; ++e)
@@ -411,7 +453,7 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
  * Along rows the identity: each row's first item holds the init. */
 __device__ __forceinline__ dl_user_value dl_user_seed(const dl_user_params &p, uint32_t tile)
 {
-#if DL_USER_ROWS_OF
+#if DL_USER_SEGMENTED
     (void)p, (void)tile;
     return dl_user_op::identity();
 #else
@@ -432,8 +474,17 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     uint32_t tile, epoch;
     dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
     const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+#if DL_USER_OFFSETS
+    if (threadIdx.x < 32)
+        dl_user_mark(p, base, p.scan.n - base < DL_USER_TILE ? (int)(p.scan.n - base) : DL_USER_TILE,
+                     dl_warp_lower_bound(p.offsets, 0, p.num_segments + 1, base, 0, 0), sh.bitmap);
+    __syncthreads();
+    const uint32_t *bitmap = sh.bitmap;
+#else
+    const uint32_t *bitmap = nullptr;
+#endif
     uint32_t ends;
-    const uint32_t heads = dl_user_heads(p, base, &ends);
+    const uint32_t heads = dl_user_heads(p, base, bitmap, &ends);
     dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
     dl_user_load_rows(p, base, nullptr, heads, v);
     /* (tile 0 reads a device init before it publishes anything: before any tile's total) */
@@ -482,28 +533,58 @@ struct dl_user_shared : dl_user_block_shared<
     dl_user_value warp_total[2][DL_USER_WARPS];
     dl_user_value seed; /* tile 0's, read by the reducer (a device init may be a later tile's total) for
                            the compute warps, or the look-back warp, which hands it on */
+#if DL_USER_OFFSETS
+    uint64_t stage_segment[DL_USER_STAGES(DL_USER_STAGE_BYTES)]; /* each stage's tile's first offset (the producer's) */
+    uint32_t stage_bitmap[DL_USER_STAGES(DL_USER_STAGE_BYTES)][DL_USER_TILE / 32]; /* its heads (the reducer's) */
+#endif
 };
 
+/* The compute warps wait for the reducer (`reduced`): for the aggregate it leaves without a
+ * look-back warp, for the heads it marks over offsets; else for the stage's data (`full`). */
+#define DL_USER_AFTER_REDUCER (!DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED) || DL_USER_OFFSETS)
+
 /* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
- * left to global loads. */
+ * left to global loads. Over offsets (the whole warp) also the search for the tile's first offset
+ * (offsets.cuh, dl_warp_next_offset: from the block's last tile's, in `segment`), which lane 0
+ * leaves in segment[s] before it completes the stage's phase: ahead of the reducer by the ring's
+ * depth. */
 struct dl_user_fill {
-    static constexpr bool warp_wide = false;
+    static constexpr bool warp_wide = DL_USER_OFFSETS;
     const dl_user_params &p;
     unsigned char *stages;
+    uint64_t *segment;        /* over offsets: each stage's tile's first offset */
+    const uint32_t *tile_of;  /* over offsets: each stage's tile */
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
     {
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-        if (base + DL_USER_TILE > p.scan.n)
-            return false;
+        const bool whole = base + DL_USER_TILE <= p.scan.n;
         unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
-        dl_bulk_expect(full, DL_USER_STAGE_BYTES);
-        dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
-                           DL_USER_TILE * DL_USER_IN_BYTES, full);
-        if (DL_USER_IN2_BYTES)
-            dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
-                               static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
-                               DL_USER_TILE * DL_USER_IN2_BYTES, full);
-        return true;
+        if (threadIdx.x % 32 == 0 && whole) {
+            if (DL_USER_OFFSETS)
+                dl_bulk_expect_only(full, DL_USER_STAGE_BYTES);
+            else
+                dl_bulk_expect(full, DL_USER_STAGE_BYTES);
+            dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
+                               DL_USER_TILE * DL_USER_IN_BYTES, full);
+            if (DL_USER_IN2_BYTES)
+                dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
+                                   static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
+                                   DL_USER_TILE * DL_USER_IN2_BYTES, full);
+        }
+#if DL_USER_OFFSETS
+        constexpr int STAGES = DL_USER_STAGES(DL_USER_STAGE_BYTES);
+        const int lane = threadIdx.x % 32, last = (s + STAGES - 1) % STAGES;
+        const uint64_t after = __shfl_sync(0xffffffffu, lane == 0 ? segment[last] : 0, 0);
+        const uint64_t after_base =
+            (uint64_t)__shfl_sync(0xffffffffu, lane == 0 ? tile_of[last] : 0u, 0) * DL_USER_TILE;
+        const uint64_t first = dl_warp_next_offset(p.offsets, p.num_segments + 1, p.scan.n, base, after, after_base);
+        if (lane == 0) {
+            segment[s] = first;
+            if (whole)
+                dl_mbar_arrive(full);
+        }
+#endif
+        return whole;
     }
 };
 
@@ -560,19 +641,22 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
         const int q = (int)(k % SHARED::slots);
         if (tile >= tiles) {
-#if DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
+#if DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED)
             if (lane == 0) {
                 sh.slot_tile[q] = tile;
                 dl_mbar_arrive(&sh.valued[q]);
             }
-#else
+#endif
+#if DL_USER_AFTER_REDUCER
             dl_mbar_arrive(&sh.reduced[s]);
 #endif
             return;
         }
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
         const int count = base + DL_USER_TILE <= n ? DL_USER_TILE : (int)(n - base);
-#if DL_USER_ROWS_OF
+#if DL_USER_OFFSETS
+        const int last = dl_user_mark(p, base, count, dl_stage_header(sh.stage_segment[s]), sh.stage_bitmap[s]);
+#elif DL_USER_SEGMENTED
         const int last = dl_rows_last_head(base, count, p.scan.row_length, p.row_inverse); /* or -1 */
 #else
         constexpr int last = -1;
@@ -628,7 +712,7 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
                 dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, true, aggregate, probe);
             else
                 dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
-#if DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
+#if DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED)
             sh.slot_tile[q] = tile;
             sh.slot_head[q] = last >= 0;
             sh.slot_value[q] = aggregate;
@@ -641,7 +725,7 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
          * follow the reducer's through `reduced`, but racecheck follows neither a __syncwarp into
          * one lane's arrival (ring.cuh, dl_stage_header) nor one barrier into another. */
         dl_mbar_arrive(&sh.empty[s]);
-#if !DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF)
+#if DL_USER_AFTER_REDUCER
         dl_mbar_arrive(&sh.reduced[s]);
 #endif
     }
@@ -665,17 +749,26 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
     using T = dl_user_value;
     using Op = dl_user_op;
     using SHARED = dl_user_shared<LEFT_FOLD>;
-    constexpr bool look_back_warp = DL_USER_LOOK_BACK_WARP(DL_USER_ROWS_OF);
+    constexpr bool look_back_warp = DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED);
     extern __shared__ __align__(128) unsigned char stages[];
     __shared__ SHARED sh;
     const uint32_t tiles = p.scan.tiles;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const dl_probe probe(p.scan.control);
+#if DL_USER_OFFSETS
+    if (threadIdx.x < SHARED::stages) {
+        sh.stage_segment[threadIdx.x] = 0; /* the producer's first search: from offset 0, tile 0 */
+        sh.stage_tile[threadIdx.x] = 0;
+    }
+    uint64_t *segment = sh.stage_segment;
+#else
+    uint64_t *segment = nullptr;
+#endif
     /* `empty`: every lane of the compute warps and of the reducer; `reduced`: every lane of the reducer */
     dl_prefix_rings_init(sh, 32 * (DL_USER_WARPS + 1), 32);
     dl_grid_dependency();
     if (warp == DL_USER_WARPS) {
-        dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages});
+        dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages, segment, sh.stage_tile});
     } else if (warp == DL_USER_WARPS + 1) {
         dl_user_reduce<LEFT_FOLD>(p, probe, sh, stages, tiles);
     } else if (look_back_warp && warp == DL_USER_WARPS + 2) {
@@ -687,13 +780,18 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
     } else {
         for (uint32_t k = 0;; ++k) {
             const int s = (int)(k % SHARED::stages);
-            dl_mbar_wait(look_back_warp ? &sh.full[s] : &sh.reduced[s], (k / SHARED::stages) & 1);
+            dl_mbar_wait(DL_USER_AFTER_REDUCER ? &sh.reduced[s] : &sh.full[s], (k / SHARED::stages) & 1);
             const uint32_t tile = dl_stage_header(sh.stage_tile[s]);
             if (tile >= tiles)
                 break;
             const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+#if DL_USER_OFFSETS
+            const uint32_t *bitmap = sh.stage_bitmap[s];
+#else
+            const uint32_t *bitmap = nullptr;
+#endif
             uint32_t ends;
-            const uint32_t heads = dl_user_heads(p, base, &ends);
+            const uint32_t heads = dl_user_heads(p, base, bitmap, &ends);
             T v[DL_USER_ROWS][DL_USER_VEC];
             dl_user_load_rows(p, base, base + DL_USER_TILE <= p.scan.n ? stages + s * DL_USER_STAGE_BYTES : nullptr,
                               heads, v);
@@ -728,13 +826,13 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_ROWS_OF), DL_USER_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_SEGMENTED), DL_USER_BLOCKS_PER_SM)
     dl_user_scan_persistent(const dl_user_params p)
 {
     dl_user_scan_ring<false>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_ROWS_OF), DL_USER_BLOCKS_PER_SM)
+extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_SEGMENTED), DL_USER_BLOCKS_PER_SM)
     dl_user_scan_persistent_left_fold(const dl_user_params p)
 {
     dl_user_scan_ring<true>(p);

@@ -382,11 +382,16 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     flag that a row starts (4 bytes more), so a state of 32 bytes scans no rows. On a GPU the
  *     first scan along rows with an operator compiles its program of rows (as the operator's
  *     making did, and cached alike).
- *   - Segments, other axes and dlscan_reduce do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED).
- *   - A state wider than 8 bytes (along rows, than 4 bytes) takes more descriptor storage than
- *     dlscan_reserve(n) provides, and a scan along rows needs its program: before capturing
- *     such a scan in a graph, call dlscan_reserve_scan with its arguments (which compiles the
- *     program of rows where it is missing).
+ *   - Over offsets (d_offsets and num_segments, as for the built-in operators): every segment
+ *     starts from init, and the items outside the segments are not written; the same flag as
+ *     along rows, so a state of 32 bytes scans no segments. The first such scan with an
+ *     operator compiles its program of segments, as along rows.
+ *   - Segments by key, other axes and dlscan_reduce do not take it yet
+ *     (DLSCAN_ERROR_NOT_SUPPORTED).
+ *   - A state wider than 8 bytes (along rows or over offsets, than 4 bytes) takes more descriptor
+ *     storage than dlscan_reserve(n) provides, and a scan along rows or over offsets needs its
+ *     program: before capturing such a scan in a graph, call dlscan_reserve_scan with its
+ *     arguments (which compiles the program where it is missing).
  * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,
  * loaded from libnvrtc when first needed) for the handle's GPU into dlscan's scan kernel when the
  * operator is made, and kept: a scan with it costs what a built-in scan costs. The compiled code

@@ -275,8 +275,8 @@ static size_t dl_item_alignment(size_t bytes)
     return alignment;
 }
 
-/* A scan with a user operator (args->custom): its own sizes in place of the types, along rows
- * or not, and none of the segments, the columns or the reduction yet. */
+/* A scan with a user operator (args->custom): its own sizes in place of the types, over offsets,
+ * along rows or neither, and none of the keys, the columns or the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
                                           int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
@@ -287,29 +287,29 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
                        op->device_memory ? "GPU" : "CPU", h->backend->name);
     if (reduce)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_reduce does not take a user operator yet");
-    if (a->d_keys || a->d_offsets || a->num_segments)
+    if (a->d_keys)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator scans no segments yet: d_keys, d_offsets and num_segments must be "
-                       "unset (rows of one length: axis_length)");
+                       "a user operator scans no segments by key yet: give them as offsets (d_offsets), or "
+                       "rows of one length (axis_length)");
     if (a->exclusive != 0 && a->exclusive != 1)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
     if (a->init && a->d_init)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "init and d_init are both set: give the init one way");
-    dlscan_status status = dl_check_axis(h, a);
-    if (status != DLSCAN_SUCCESS)
+    dlscan_status status;
+    if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS || (status = dl_check_axis(h, a)) != DLSCAN_SUCCESS)
         return status;
-    const int rows = a->axis_length != 0;
+    const int rows = a->axis_length != 0, segmented = rows || a->d_offsets;
     if (rows && a->axis_stride > 1)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
                        "axis_stride = %zu: a user operator scans along rows (axis_stride 0 or 1) only, not "
                        "yet along another axis; scan the array's transpose",
                        a->axis_stride);
-    if (rows && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
+    if (segmented && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator of a %zu-byte state scans no rows: along rows a state takes 4 bytes "
-                       "more (a flag that a row starts), and at most %d bytes travel; use states of up to "
-                       "%d bytes",
-                       op->state_bytes, DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
+                       "a user operator of a %zu-byte state scans no %s: there a state takes 4 bytes more "
+                       "(a flag that a %s starts), and at most %d bytes travel; use states of up to %d bytes",
+                       op->state_bytes, rows ? "rows" : "segments", rows ? "row" : "segment",
+                       DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
     if (op->in2_bytes && a->n > 0 && !a->d_in2 && !unbuffered)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
@@ -317,7 +317,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set, and this operator reads one input");
     /* (a GPU scan's tiles; a CPU handle folds a user operator in one run, without tiles) */
     const size_t n = a->n, state = op->state_bytes,
-                 tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(state, rows));
+                 tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(state, segmented));
     const size_t widest = op->in_bytes > op->out_bytes ? op->in_bytes : op->out_bytes;
     if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) ||
         (h->backend->device_memory && n / tile >= DL_MAX_TILES))
@@ -334,6 +334,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         if ((status = dl_check_buffers(h, buffers, op->in2_bytes ? 3 : 2)) != DLSCAN_SUCCESS)
             return status;
     }
+    if (a->d_offsets && !unbuffered && (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
+        return status;
     if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS ||
         (status = dl_check_totals(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS)
         return status;
@@ -350,6 +352,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         .exclusive = a->exclusive,
         .init = a->d_init,
         .total = a->d_total,
+        .offsets = a->d_offsets,
+        .num_segments = a->num_segments,
         .axis_length = a->axis_length,
         .axis_stride = rows ? 1 : 0,
         .totals = a->d_totals,

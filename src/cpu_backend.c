@@ -118,6 +118,9 @@ static void dl_cpu_write_total(const dl_scan_request *r, uint64_t acc_bits)
 
 static dlscan_status dl_cpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
+    const dlscan_status status = dl_cpu_check_offsets(h, r);
+    if (status != DLSCAN_SUCCESS)
+        return status;
     if (r->custom)
         return dl_cpu_custom_scan(h, r);
     /* The call runs now: d_init is read now. */

@@ -129,21 +129,25 @@ static void dl_cpu_segment_tile(dl_cpu_worker *w, uint32_t tile)
                       out + written_from * job->item_size, written_to - written_from);
 }
 
+dlscan_status dl_cpu_check_offsets(dlscan_handle_t h, const dl_scan_request *r)
+{
+    const size_t *offsets = r->offsets;
+    if (!offsets)
+        return DLSCAN_SUCCESS;
+    for (size_t k = 0; k < r->num_segments; ++k)
+        if (offsets[k + 1] < offsets[k])
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "d_offsets[%zu] = %zu is less than d_offsets[%zu] = %zu: offsets "
+                           "must rise",
+                           k + 1, offsets[k + 1], k, offsets[k]);
+    if (offsets[r->num_segments] > r->n)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_offsets[%zu] = %zu is past n = %zu", r->num_segments,
+                       offsets[r->num_segments], r->n);
+    return DLSCAN_SUCCESS;
+}
+
 dlscan_status dl_cpu_segmented_scan(dlscan_handle_t h, const dl_scan_request *r, uint64_t seed_bits)
 {
-    if (r->offsets) {
-        const size_t *offsets = r->offsets;
-        for (size_t k = 0; k < r->num_segments; ++k)
-            if (offsets[k + 1] < offsets[k])
-                return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                               "d_offsets[%zu] = %zu is less than d_offsets[%zu] = %zu: offsets "
-                               "must rise",
-                               k + 1, offsets[k + 1], k, offsets[k]);
-        if (offsets[r->num_segments] > r->n)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "d_offsets[%zu] = %zu is past n = %zu", r->num_segments,
-                           offsets[r->num_segments], r->n);
-    }
     if (r->n == 0)
         return DLSCAN_SUCCESS;
     dl_cpu_job job;

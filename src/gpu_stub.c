@@ -16,9 +16,9 @@ int dl_is_device_pointer(const void *p)
     return 0;
 }
 
-dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int rows)
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int program)
 {
-    (void)op, (void)rows;
+    (void)op, (void)program;
     return dl_fail(h, DLSCAN_ERROR_NO_DEVICE, "dlscan was built without CUDA (-Dgpu=disabled)");
 }
 

@@ -40,8 +40,8 @@ typedef struct dl_scan_request {
     size_t axis_length;
     size_t axis_stride;   /* 1: rows, on the segmented scans' tiles */
     void *totals;         /* d_totals: n / axis_length `type` values, or NULL */
-    /* A user operator (none of the segments or the axis with it): in_type, type, acc_type,
-     * op and init_bits are unused; init and total are states. */
+    /* A user operator (with offsets or rows, or neither): in_type, type, acc_type, op and
+     * init_bits are unused; init and total are states. */
     const struct dlscan_operator *custom;
     const void *in2;      /* its second input, or NULL */
     uint32_t init_state[DLSCAN_STATE_MAX_BYTES / 4]; /* the host init, or the identity */
@@ -61,11 +61,12 @@ struct dlscan_operator {
     void (*store)(void *item, const void *state);
     unsigned char item2[DLSCAN_STATE_MAX_BYTES]; /* a built-in's constant (in_bytes): the CPU's */
     int has_item2;                               /* load's item2, the GPU code's dlscan_constant */
-    char *text;             /* GPU: the source, for the rows' program */
-    void *library[2];       /* GPU: the loaded programs (cudaLibrary_t): one scan; along rows (made
-                               when first needed) */
-    const void *kernels[2][4]; /* GPU (cudaKernel_t), each program's: one block per tile, tree and
-                                  left fold; persistent, tree and left fold */
+    char *text;             /* GPU: the source, for the later programs */
+    void *library[DL_USER_PROGRAMS]; /* GPU: the loaded programs (cudaLibrary_t, launch.h's
+                               DL_USER_PROGRAM_*): one scan; along rows and over offsets, each made
+                               when first needed */
+    const void *kernels[DL_USER_PROGRAMS][4]; /* GPU (cudaKernel_t), each program's: one block per
+                                  tile, tree and left fold; persistent, tree and left fold */
     double milliseconds;    /* dlscan_operator_info */
     int source;
 };
@@ -212,14 +213,16 @@ size_t dl_tiles(size_t n, size_t tile);
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r);
 
 /* User operators on a GPU handle (jit.c; gpu_stub.c without CUDA): compiles op's source (op->text)
- * for the handle's device into its program `rows` (0: one scan; 1: along rows, once, whichever
- * thread asks first), or finds it in the caches, and loads it into op; frees what it loaded;
- * launches the scan of a checked request with it (n > 0) and returns a cudaError_t as int. */
-dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int rows);
+ * for the handle's device into `program` (launch.h's DL_USER_PROGRAM_*: one scan; along rows or
+ * over offsets, once, whichever thread asks first), or finds it in the caches, and loads it into
+ * op; frees what it loaded; launches the scan of a checked request with it (n > 0) and returns a
+ * cudaError_t as int. */
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int program);
 void dl_jit_free(struct dlscan_operator *op);
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream);
-/* A user operator's scan on a CPU handle (operator.c), n > 0 or a total. */
+/* A user operator's scan on a CPU handle (operator.c), n > 0, a total or offsets (checked
+ * before: cpu_segment.h, dl_cpu_check_offsets). */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r);
 
 /* Backends. Each fills in h->backend and h->backend_state, or fails. */

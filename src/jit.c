@@ -5,9 +5,9 @@
  * kernel. NVRTC (libnvrtc) is loaded with dlopen when first needed, so that dlscan runs where it is
  * absent; $DLSCAN_NVRTC names its file, or is "off".
  *
- * An operator has two programs: one scan of n items, compiled when the operator is made, and scans
- * along rows (user_kernel.cuh, DL_USER_ROWS_OF), compiled when a scan along an axis first needs it
- * (or dlscan_reserve_scan names one).
+ * An operator has three programs (user_kernel.cuh, DL_USER_SEGMENTED): one scan of n items,
+ * compiled when the operator is made; scans along rows and segmented scans over offsets, each
+ * compiled when a call first needs it (or dlscan_reserve_scan names one).
  *
  * The cubins are cached, keyed by a 128-bit hash of everything that makes them: the library's
  * version, the GPU's architecture, NVRTC's version, the generated source (the operator's text,
@@ -114,18 +114,18 @@ static const char dl_stub_stddef[] = "#pragma once\n"
                                      "#define offsetof(t, m) __builtin_offsetof(t, m)\n";
 static const char dl_stub_empty[] = "#pragma once\n";
 
-/* The kernel's source: the operator's sizes, flags and identity and the program (rows: 1 along
- * rows) as macros, its text (op->text), then user_kernel.cuh. Returns a malloc'd string, or NULL. */
-static char *dl_jit_source(const struct dlscan_operator *op, int rows)
+/* The kernel's source: the operator's sizes, flags and identity and the program (DL_USER_PROGRAM_*)
+ * as macros, its text (op->text), then user_kernel.cuh. Returns a malloc'd string, or NULL. */
+static char *dl_jit_source(const struct dlscan_operator *op, int program)
 {
     char head[1024];
     int at = snprintf(head, sizeof head,
                       "#define DL_USER_STATE_BYTES %zu\n#define DL_USER_IN_BYTES %zu\n"
                       "#define DL_USER_IN2_BYTES %zu\n#define DL_USER_OUT_BYTES %zu\n"
-                      "#define DL_USER_LOAD %d\n#define DL_USER_STORE %d\n#define DL_USER_ROWS_OF %d\n"
+                      "#define DL_USER_LOAD %d\n#define DL_USER_STORE %d\n#define DL_USER_SEGMENTED %d\n"
                       "#define DL_USER_IDENTITY_WORDS ",
                       op->state_bytes, op->in_bytes, op->in2_bytes, op->out_bytes,
-                      (op->flags & DLSCAN_OPERATOR_LOAD) != 0, (op->flags & DLSCAN_OPERATOR_STORE) != 0, rows);
+                      (op->flags & DLSCAN_OPERATOR_LOAD) != 0, (op->flags & DLSCAN_OPERATOR_STORE) != 0, program);
     for (size_t k = 0; k < op->state_bytes / 4; ++k)
         at += snprintf(head + at, sizeof head - (size_t)at, "%s0x%08xu", k ? ", " : "", op->identity[k]);
     at += snprintf(head + at, sizeof head - (size_t)at, "\n#line 1 \"operator\"\n");
@@ -258,11 +258,11 @@ static void dl_disk_keep(const char *key, const void *cubin, size_t bytes)
     remove(temporary);
 }
 
-/* The persistent kernel's ring of stages (policy.h; device/user_kernel.cuh), in bytes, for the
- * program `rows`. */
-static size_t dl_user_ring_bytes(const struct dlscan_operator *op, int rows)
+/* The persistent kernel's ring of stages (policy.h; device/user_kernel.cuh), in bytes, for
+ * `program`. */
+static size_t dl_user_ring_bytes(const struct dlscan_operator *op, int program)
 {
-    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, rows), op->in_bytes, op->in2_bytes);
+    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, program), op->in_bytes, op->in2_bytes);
     return (size_t)DL_USER_STAGES(stage) * stage;
 }
 
@@ -322,9 +322,9 @@ static double dl_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/* Loads a cubin into op's program `rows`: its four kernels, the persistent ones let use their ring
- * of stages, and a built-in's constant (operator.c) into the module's dlscan_constant. */
-static cudaError_t dl_jit_load(struct dlscan_operator *op, int rows, const void *cubin, int device)
+/* Loads a cubin into op's `program`: its four kernels, the persistent ones let use their ring of
+ * stages, and a built-in's constant (operator.c) into the module's dlscan_constant. */
+static cudaError_t dl_jit_load(struct dlscan_operator *op, int program, const void *cubin, int device)
 {
     static const char *const names[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
                                          "dl_user_scan_persistent_left_fold"};
@@ -335,7 +335,7 @@ static cudaError_t dl_jit_load(struct dlscan_operator *op, int rows, const void 
         error = cudaLibraryGetKernel(&kernels[k], library, names[k]);
     for (int k = 2; k < 4 && error == cudaSuccess; ++k)
         error = cudaKernelSetAttributeForDevice(kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                (int)dl_user_ring_bytes(op, rows), device);
+                                                (int)dl_user_ring_bytes(op, program), device);
     if (error == cudaSuccess && op->has_item2) {
         void *constant = NULL;
         size_t bytes = 0;
@@ -349,27 +349,27 @@ static cudaError_t dl_jit_load(struct dlscan_operator *op, int rows, const void 
             cudaLibraryUnload(library);
         return error;
     }
-    op->library[rows] = library;
+    op->library[program] = library;
     for (int k = 0; k < 4; ++k)
-        op->kernels[rows][k] = (const void *)kernels[k];
+        op->kernels[program][k] = (const void *)kernels[k];
     return cudaSuccess;
 }
 
-static pthread_mutex_t dl_rows_lock = PTHREAD_MUTEX_INITIALIZER;
-static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, int rows);
+static pthread_mutex_t dl_programs_lock = PTHREAD_MUTEX_INITIALIZER;
+static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, int program);
 
-dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int rows)
+dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int program)
 {
-    if (!rows)
-        return dl_jit_make(h, op, 0);
-    /* (the rows' program once, however many threads scan with the operator) */
-    pthread_mutex_lock(&dl_rows_lock);
-    const dlscan_status status = op->library[1] ? DLSCAN_SUCCESS : dl_jit_make(h, op, 1);
-    pthread_mutex_unlock(&dl_rows_lock);
+    if (program == DL_USER_PROGRAM_ONE)
+        return dl_jit_make(h, op, program);
+    /* (each later program once, however many threads scan with the operator) */
+    pthread_mutex_lock(&dl_programs_lock);
+    const dlscan_status status = op->library[program] ? DLSCAN_SUCCESS : dl_jit_make(h, op, program);
+    pthread_mutex_unlock(&dl_programs_lock);
     return status;
 }
 
-static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, int rows)
+static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, int program)
 {
     const double start = dl_now_ms();
     int device = 0, major = 0, minor = 0;
@@ -378,13 +378,13 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
         (error = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess ||
         (error = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device)) != cudaSuccess)
         return dl_fail(h, DLSCAN_ERROR_CUDA, "reading the device's compute capability: %s", cudaGetErrorString(error));
-    if (rows && device != op->device) /* (its constant would be written on another device) */
+    if (program != DL_USER_PROGRAM_ONE && device != op->device) /* (its constant would be written on another device) */
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "args->custom was made for device %d, and this call runs on device %d", op->device, device);
     const int arch = major * 10 + minor;
     pthread_once(&dl_nvrtc_once, dl_nvrtc_open);
     const dl_nvrtc *api = &dl_nvrtc_api;
-    char *source = dl_jit_source(op, rows);
+    char *source = dl_jit_source(op, program);
     if (!source)
         return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "the operator's source");
 
@@ -410,7 +410,7 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
     int from = cubin ? 1 : 2;
     if (!cubin && api->library)
         cubin = dl_disk_find(key, &bytes);
-    error = cubin ? dl_jit_load(op, rows, cubin, device) : cudaErrorInvalidKernelImage;
+    error = cubin ? dl_jit_load(op, program, cubin, device) : cudaErrorInvalidKernelImage;
     if (error != cudaSuccess && from != 1) {
         free(cubin);
         cubin = NULL;
@@ -422,7 +422,7 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
             return status;
         }
         from = 0;
-        if ((error = dl_jit_load(op, rows, cubin, device)) == cudaSuccess)
+        if ((error = dl_jit_load(op, program, cubin, device)) == cudaSuccess)
             dl_disk_keep(key, cubin, bytes);
     }
     free(source);
@@ -431,7 +431,7 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
     free(cubin);
     if (error != cudaSuccess)
         return dl_fail(h, DLSCAN_ERROR_CUDA, "loading the operator's compiled code: %s", cudaGetErrorString(error));
-    if (!rows) { /* (dlscan_operator_info tells of the operator's making) */
+    if (program == DL_USER_PROGRAM_ONE) { /* (dlscan_operator_info tells of the operator's making) */
         op->device = device;
         op->source = from;
         op->milliseconds = dl_now_ms() - start;
@@ -441,10 +441,10 @@ static dlscan_status dl_jit_make(dlscan_handle_t h, struct dlscan_operator *op, 
 
 void dl_jit_free(struct dlscan_operator *op)
 {
-    for (int rows = 0; rows < 2; ++rows) {
-        if (op->library[rows])
-            cudaLibraryUnload((cudaLibrary_t)op->library[rows]);
-        op->library[rows] = NULL;
+    for (int program = 0; program < DL_USER_PROGRAMS; ++program) {
+        if (op->library[program])
+            cudaLibraryUnload((cudaLibrary_t)op->library[program]);
+        op->library[program] = NULL;
     }
 }
 
@@ -452,12 +452,12 @@ void dl_jit_free(struct dlscan_operator *op)
 
 /* The persistent kernel where the policy row runs them (sm_90), for more tiles than its
  * threshold and 16-byte aligned inputs (bulk copies); else one block per tile. Along rows
- * (row_length set) the rows' program, which dl_jit_build has loaded. */
+ * (row_length set) or over offsets, that program, which dl_jit_build has loaded. */
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int rows = p->row_length != 0;
+    const int program = dl_user_program(p->row_length, params->offsets);
     const int aligned = (uintptr_t)p->in % 16 == 0 && (!params->in2 || (uintptr_t)params->in2 % 16 == 0);
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
@@ -467,11 +467,11 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
     cudaLaunchConfig_t config;
     memset(&config, 0, sizeof config);
     config.gridDim = (dim3){persistent && grid < p->tiles ? grid : p->tiles, 1, 1};
-    config.blockDim = (dim3){persistent ? DL_USER_RING_THREADS(rows) : DL_USER_THREADS, 1, 1};
-    config.dynamicSmemBytes = persistent ? dl_user_ring_bytes(op, rows) : 0;
+    config.blockDim = (dim3){persistent ? DL_USER_RING_THREADS(program) : DL_USER_THREADS, 1, 1};
+    config.dynamicSmemBytes = persistent ? dl_user_ring_bytes(op, program) : 0;
     config.stream = stream;
     config.attrs = &attribute;
     config.numAttrs = dependent_launch ? 1 : 0;
     void *args[] = {(void *)params};
-    return (int)cudaLaunchKernelExC(&config, op->kernels[rows][2 * persistent + (left_fold ? 1 : 0)], args);
+    return (int)cudaLaunchKernelExC(&config, op->kernels[program][2 * persistent + (left_fold ? 1 : 0)], args);
 }

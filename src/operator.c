@@ -130,42 +130,60 @@ dlscan_status dlscan_operator_info(dlscan_operator_t op, double *milliseconds, i
 
 /* ---------------------------------------------------------------- a CPU handle's scan */
 
-/* In one loop, from the init (along rows: each row from the host's init, its total to d_totals). */
+/* Item i of a CPU scan with op: its state combined into acc, its output written (in place, out[i]
+ * is in[i]: the item is read first). */
+static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_request *r, size_t i,
+                               unsigned char *acc)
+{
+    const int load = (op->flags & DLSCAN_OPERATOR_LOAD) != 0, store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
+    const unsigned char *in = r->in, *in2 = r->in2;
+    const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
+    unsigned char item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    if (load)
+        op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
+    else
+        memcpy(item, in + i * op->in_bytes, op->state_bytes);
+    if (r->exclusive) {
+        if (store)
+            op->store(out, acc);
+        else
+            memcpy(out, acc, op->state_bytes);
+        op->combine(acc, acc, item);
+    } else {
+        op->combine(acc, acc, item);
+        if (store)
+            op->store(out, acc);
+        else
+            memcpy(out, acc, op->state_bytes);
+    }
+    memcpy((unsigned char *)r->out + i * op->out_bytes, out, op->out_bytes);
+}
+
+/* In one loop, from the init: over offsets each segment from the host's init (the items outside
+ * them not written); along rows each row, its total to d_totals; else the whole, its total to
+ * d_total. */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     (void)h;
     const struct dlscan_operator *op = r->custom;
-    const int load = (op->flags & DLSCAN_OPERATOR_LOAD) != 0, store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
-    unsigned char acc[DLSCAN_STATE_MAX_BYTES], item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    unsigned char acc[DLSCAN_STATE_MAX_BYTES];
+    if (r->offsets) {
+        for (size_t k = 0; k < r->num_segments; ++k) {
+            memcpy(acc, r->init_state, op->state_bytes);
+            for (size_t i = r->offsets[k]; i < r->offsets[k + 1]; ++i)
+                dl_cpu_custom_item(op, r, i, acc);
+        }
+        return DLSCAN_SUCCESS;
+    }
     memcpy(acc, r->init ? r->init : (const void *)r->init_state, op->state_bytes);
-    const unsigned char *in = r->in, *in2 = r->in2;
-    const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
-    unsigned char *to = r->out, *totals = r->totals;
+    unsigned char *totals = r->totals;
     const size_t length = r->axis_length ? r->axis_length : r->n;
     for (size_t i = 0, at = 0; i < r->n; ++i) {
         if (at == length) { /* the next row */
             memcpy(acc, r->init_state, op->state_bytes);
             at = 0;
         }
-        /* The item first: in place, out[i] is in[i]. */
-        if (load)
-            op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
-        else
-            memcpy(item, in + i * op->in_bytes, op->state_bytes);
-        if (r->exclusive) {
-            if (store)
-                op->store(out, acc);
-            else
-                memcpy(out, acc, op->state_bytes);
-            op->combine(acc, acc, item);
-        } else {
-            op->combine(acc, acc, item);
-            if (store)
-                op->store(out, acc);
-            else
-                memcpy(out, acc, op->state_bytes);
-        }
-        memcpy(to + i * op->out_bytes, out, op->out_bytes);
+        dl_cpu_custom_item(op, r, i, acc);
         if (++at == length && totals) /* a row's end */
             memcpy(totals + i / length * op->state_bytes, acc, op->state_bytes);
     }

@@ -33,6 +33,8 @@ typedef struct op_call {
     const void *in2;    /* host, or NULL */
     size_t axis_length; /* rows of this length (axis_stride 1), or 0 */
     void *totals;       /* along rows: each row's total comes back here (host), or NULL */
+    const size_t *offsets; /* segments: num_segments + 1 offsets (host), or NULL */
+    size_t num_segments;
 } op_call;
 
 #define PAD_ITEMS 4 /* poisoned items past the output, which must stay poisoned */
@@ -73,6 +75,13 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
     unsigned char *d_totals = c->totals ? m->alloc(totals_bytes, m->context) : NULL;
     a.axis_length = c->axis_length;
     a.d_totals = d_totals;
+    size_t *d_offsets = NULL;
+    if (c->offsets) {
+        d_offsets = m->alloc((c->num_segments + 1) * sizeof(size_t), m->context);
+        m->upload(d_offsets, c->offsets, (c->num_segments + 1) * sizeof(size_t), m->context);
+        a.d_offsets = d_offsets;
+        a.num_segments = c->num_segments;
+    }
     if (d_totals)
         m->fill(d_totals, TEST_POISON_BYTE, totals_bytes, m->context);
     CHECK_OK(h, dlscan_scan(h, &a, m->stream));
@@ -108,6 +117,8 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
     if (d_in2)
         m->release(d_in2, m->context);
     m->release(d_state, m->context);
+    if (d_offsets)
+        m->release(d_offsets, m->context);
 }
 
 /* The variants of a size: exclusive, init, total, in place, cycled by the case number. */
@@ -174,7 +185,7 @@ static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_typ
             }
         }
         op_call c = {op, 2 * size, size, scalar ? 0 : size, size, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, 0, NULL};
+                     scalar ? b : a, scalar ? NULL : b, 0, NULL, NULL, 0};
         op_variant(&c, s, scalar);
         const double h0 = c.init != INIT_NONE ? 2 * uniform(rng) - 1 : 0.0;
         unsigned char init[16], total[16];
@@ -258,7 +269,7 @@ static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m,
                 memcpy(in + 8 * i, &x[i], 8);
             }
         }
-        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL};
+        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0};
         op_variant(&c, s, 1);
         unsigned char init[16], total[16];
         double init_value = 1; /* products: the init's value; logsumexp: its maximum (s = 1) */
@@ -514,7 +525,7 @@ static void check_complex_recurrence(dlscan_handle_t h, const test_memory *m, dl
             }
         }
         op_call c = {op, 4 * size, item, scalar ? 0 : item, item, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL};
+                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -605,7 +616,7 @@ static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_op
         unsigned char init[32], total[32], acc[32], before[32];
         draw(init, rng);
         op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL,
-                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL};
+                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -710,7 +721,7 @@ void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, 
         in[i] = (uint32_t)test_random(rng);
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, &sum, &op));
-    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL};
+    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0};
     unsigned char total[4];
     op_run(h, m, &c, mine, total);
     uint32_t *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
@@ -742,7 +753,7 @@ void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng
         a[i] = 0.5 + 0.5 * uniform(rng), b[i] = 2 * uniform(rng) - 1;
     const double start[2] = {1.0, 0.25};
     double total[2];
-    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL};
+    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL, NULL, 0};
     op_run(h, m, &c, whole, total);
 
     double *d_a = m->alloc((n + 1) * 8, m->context), *d_b = m->alloc((n + 1) * 8, m->context);
@@ -802,7 +813,7 @@ static void check_rows_recurrence(dlscan_handle_t h, const test_memory *m, size_
             b[i] = (float)(2 * uniform(rng) - 1);
         }
         const float init[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
-        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL};
+        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL, NULL, 0};
         rows_variant(&c, s, 1);
         float total[2];
         op_run(h, m, &c, out, total);
@@ -842,6 +853,145 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, 
     check_rows_recurrence(h, m, max_n, rng);
     check_complex_recurrence(h, m, DLSCAN_FLOAT32, 0, 1, max_n, rng);
     check_complex_recurrence(h, m, DLSCAN_FLOAT32, 1, 1, max_n, rng);
+}
+
+/* ---------------------------------------------------------------- over offsets */
+
+/* Offsets of a case over n items (num_segments returned, *offsets malloc'd): items before the
+ * first segment and after the last (none, or up to 100 each), and segment lengths by `kind`: 0
+ * all 1; 1 around a tile (tile - 1 .. tile + 1); 2 random 0 .. 63, empty ones included; 3 random
+ * 1 .. 5000; 4 one segment. */
+static size_t draw_offsets(size_t n, int kind, size_t tile, uint64_t *rng, size_t **offsets)
+{
+    const size_t lead = test_random(rng) % 2 ? test_random(rng) % (n < 100 ? n + 1 : 101) : 0;
+    const size_t left = n - lead, tail = test_random(rng) % 2 ? test_random(rng) % (left < 100 ? left + 1 : 101) : 0;
+    const size_t end = n - tail;
+    size_t capacity = 16, count = 0;
+    size_t *o = malloc(capacity * sizeof *o);
+    CHECK(o, "malloc");
+    o[0] = lead;
+    for (size_t at = lead; at < end || (kind == 4 && count == 0);) {
+        const size_t length = kind == 0 ? 1
+                              : kind == 1 ? tile - 1 + test_random(rng) % 3
+                              : kind == 2 ? test_random(rng) % 64
+                              : kind == 3 ? 1 + test_random(rng) % 5000
+                                          : end - lead;
+        at = at + length < end ? at + length : end;
+        if (++count == capacity) {
+            capacity *= 2;
+            o = realloc(o, capacity * sizeof *o);
+            CHECK(o, "realloc");
+        }
+        o[count] = at;
+    }
+    *offsets = o;
+    return count;
+}
+
+/* An exact operator (d's combine, on bytes) over offsets: out[i] for the items of each segment
+ * against a sequential fold from the init, the items outside the segments unwritten (poisoned,
+ * or in place the input's). */
+static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d,
+                                const char *name, size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_create(h, d, &op));
+    const size_t bytes = d->state_bytes, tile = tile_items(DL_USER_VALUE(bytes, 1));
+    const size_t wanted[] = {0, 1, 5, tile - 1, tile + 1, 3 * tile + 5, 40 * tile + 7, max_n};
+    int number = 0;
+    for (size_t w = 0; w < sizeof wanted / sizeof wanted[0]; ++w)
+        for (int kind = 0; kind <= 4 && wanted[w] <= max_n; ++kind, ++number) {
+            const size_t n = wanted[w];
+            size_t *offsets;
+            const size_t segments = draw_offsets(n, kind, tile, rng, &offsets);
+            unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1);
+            CHECK(in && out, "malloc");
+            for (size_t i = 0; i < n; ++i)
+                draw(in + i * bytes, rng);
+            unsigned char init[32], acc[32], before[32];
+            draw(init, rng);
+            op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments};
+            rows_variant(&c, number, 1);
+            op_run(h, m, &c, out, NULL);
+            int bad = 0;
+            for (size_t k = 0; k < segments && bad < 5; ++k) {
+                memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
+                for (size_t i = offsets[k]; i < offsets[k + 1] && bad < 5; ++i) {
+                    memcpy(before, acc, bytes);
+                    d->combine(acc, acc, in + i * bytes);
+                    if (memcmp(out + i * bytes, c.exclusive ? before : acc, bytes) != 0) {
+                        EXPECT(0, "%s n = %zu over %zu offsets (kind %d, %s, init %d) item %zu of segment %zu differs",
+                               name, n, segments + 1, kind, c.exclusive ? "exclusive" : "inclusive", c.init, i, k);
+                        ++bad;
+                    }
+                }
+            }
+            for (size_t i = 0; i < n && bad < 5; ++i) {
+                if (i >= offsets[0] && i < offsets[segments])
+                    continue;
+                int kept = 1;
+                for (size_t b = 0; b < bytes; ++b) /* (in place the input's bytes stay) */
+                    kept &= out[i * bytes + b] == (c.in_place ? in[i * bytes + b] : TEST_POISON_BYTE);
+                if (!kept) {
+                    EXPECT(0, "%s n = %zu over offsets (kind %d): item %zu, outside the segments, was written", name,
+                           n, kind, i);
+                    ++bad;
+                }
+            }
+            free(in), free(out), free(offsets);
+        }
+    dlscan_operator_destroy(op);
+}
+
+/* The float32 recurrence over offsets (two inputs, load and store), exact: a is +-1 and b a small
+ * integer, so every h is an integer below 2^24. */
+static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
+    const size_t tile = tile_items(DL_USER_VALUE(8, 1));
+    const size_t wanted[] = {1, tile + 1, 21 * tile + 7, max_n};
+    int number = 0;
+    for (size_t w = 0; w < sizeof wanted / sizeof wanted[0]; ++w)
+        for (int kind = 0; kind <= 4 && wanted[w] <= max_n; ++kind, ++number) {
+            const size_t n = wanted[w];
+            size_t *offsets;
+            const size_t segments = draw_offsets(n, kind, tile, rng, &offsets);
+            float *a = malloc(n * 4 + 4), *b = malloc(n * 4 + 4), *out = malloc(n * 4 + 4);
+            CHECK(a && b && out, "malloc");
+            for (size_t i = 0; i < n; ++i) {
+                a[i] = test_random(rng) % 2 ? 1.0f : -1.0f;
+                b[i] = (float)((int)(test_random(rng) % 9) - 4);
+            }
+            const float init[2] = {1.0f, (float)((int)(test_random(rng) % 9) - 4)};
+            op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments};
+            rows_variant(&c, number, 0);
+            op_run(h, m, &c, out, NULL);
+            int bad = 0;
+            for (size_t k = 0; k < segments && bad < 5; ++k) {
+                double hx = c.init != INIT_NONE ? init[1] : 0.0;
+                for (size_t i = offsets[k]; i < offsets[k + 1] && bad < 5; ++i) {
+                    const double before = hx;
+                    hx = a[i] * hx + b[i];
+                    if (out[i] != (float)(c.exclusive ? before : hx)) {
+                        EXPECT(0, "recurrence n = %zu over offsets (kind %d) item %zu of segment %zu: %g, want %g", n,
+                               kind, i, k, (double)out[i], c.exclusive ? before : hx);
+                        ++bad;
+                    }
+                }
+            }
+            free(a), free(b), free(out), free(offsets);
+        }
+    dlscan_operator_destroy(op);
+}
+
+void operator_check_segments(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    check_offsets_exact(h, m, &sum, "user sum", max_n, rng, draw_word);
+    check_offsets_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max);
+    check_offsets_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n / 2, rng, draw_matrix32);
+    check_offsets_recurrence(h, m, max_n, rng);
 }
 
 /* ---------------------------------------------------------------- refusals */
@@ -898,8 +1048,24 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
     a.custom = op, a.d_in = d_in, a.d_out = d_out, a.n = n;
     dlscan_scan_args bad = a;
-    bad.d_offsets = d_offsets, bad.num_segments = 1;
-    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments: %s", dlscan_last_error(h));
+    bad.d_keys = d_in, bad.key_type = DLSCAN_INT32;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments by key: %s", dlscan_last_error(h));
+    bad = a, bad.d_offsets = d_offsets, bad.num_segments = 1, bad.d_total = d_out + 4 * (n - 1);
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "segments with d_total: %s",
+           dlscan_last_error(h));
+    bad = a, bad.d_offsets = d_offsets, bad.num_segments = 1, bad.axis_length = 100;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "segments along rows: %s",
+           dlscan_last_error(h));
+    bad = a, bad.d_offsets = (const size_t *)(d_in + 4);
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_MISALIGNED, "misaligned offsets: %s", dlscan_last_error(h));
+    bad = a, bad.d_offsets = (const size_t *)d_out;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_OVERLAP, "offsets inside d_out: %s", dlscan_last_error(h));
+    if (dlscan_backend_name(h)[0] == 'c') { /* (a CPU handle reads the offsets: falling ones) */
+        const size_t falling[3] = {0, 9, 4};
+        bad = a, bad.d_offsets = falling, bad.num_segments = 2;
+        EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "falling offsets: %s",
+               dlscan_last_error(h));
+    }
     bad = a, bad.axis_length = 100, bad.axis_stride = 2;
     EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "columns: %s", dlscan_last_error(h));
     bad = a, bad.axis_length = 300;
@@ -926,12 +1092,15 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
            "a plain reduction still runs");
     m->wait(m->context);
     m->fill(d_out, TEST_POISON_BYTE, n * 4, m->context);
-    /* A 32-byte state has no room for the row's-start flag. */
+    /* A 32-byte state has no room for the row's-start flag, nor a segment's. */
     {
         dlscan_operator_t matrices;
         CHECK_OK(h, dlscan_operator_create(h, &matrices64, &matrices));
         bad = a, bad.custom = matrices, bad.n = n / 8, bad.axis_length = 125;
         EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "rows of a 32-byte state: %s",
+               dlscan_last_error(h));
+        bad = a, bad.custom = matrices, bad.n = n / 8, bad.d_offsets = d_offsets, bad.num_segments = 1;
+        EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments of a 32-byte state: %s",
                dlscan_last_error(h));
         dlscan_operator_destroy(matrices);
     }

@@ -29,6 +29,12 @@ void operator_check_user(dlscan_handle_t h, const test_memory *memory, size_t ma
  * without a host init, in place, with d_totals. */
 void operator_check_rows(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
+/* Over offsets (d_offsets): operators written here exactly and the float32 recurrence, with
+ * segments of one item, around a tile, of 0 to 63 items (empty ones too), up to 5000, or one, and
+ * items before and after them, which stay unwritten; inclusive and exclusive, with and without a
+ * host init, in place. */
+void operator_check_segments(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
 /* A chain of calls over chunks, d_init = d_total, against one call. */
 void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
 

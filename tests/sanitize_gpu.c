@@ -40,6 +40,7 @@ static void user_operators(dlscan_handle_t h, const test_memory *m, size_t max_n
     operator_check_builtins(h, m, max_n, rng);
     operator_check_user(h, m, max_n, rng);
     operator_check_rows(h, m, max_n, rng);
+    operator_check_segments(h, m, max_n, rng);
     operator_check_chain(h, m, rng);
     printf("%s %d - user operators\n", test_expect_failures == before ? "ok" : "not ok", ++*step);
     fflush(stdout);

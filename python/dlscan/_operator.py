@@ -138,7 +138,8 @@ def _as_bytes(array, name):
     return array
 
 
-def scan(x, op, *, initial=None, axis=None, out=None, exclusive=False, deterministic=False, stream=None):
+def scan(x, op, *, initial=None, axis=None, offsets=None, out=None, exclusive=False, deterministic=False,
+         stream=None):
     """The inclusive (or exclusive) scan of x with the Operator op: out[t] is the store of
     initial combined with the load of every item up to t (before t where exclusive).
 
@@ -146,9 +147,11 @@ def scan(x, op, *, initial=None, axis=None, out=None, exclusive=False, determini
     item), or a tuple (x, x2) of two arrays of one shape, item for item, where op loads two.
     NumPy arrays run on a CPU handle (op's C functions or callables), CUDA arrays (PyTorch,
     CuPy) on their GPU (op's source). initial: a state (default: the identity); axis: None (x
-    flattened) or the last axis of the items (each row from initial); out: where to write (new
-    otherwise: op's out dtype, or its state's, of x's items' shape; for CUDA arrays an output
-    of a structured dtype needs out=, e.g. a tensor whose last axis holds an output).
+    flattened) or the last axis of the items (each row from initial); offsets: a segmented scan
+    of x flattened, as cumsum's offsets= (int64 or uint64, each segment from initial, the items
+    outside them not written); out: where to write (new otherwise: op's out dtype, or its
+    state's, of x's items' shape; for CUDA arrays an output of a structured dtype needs out=,
+    e.g. a tensor whose last axis holds an output).
 
     Returns out.
     """
@@ -169,6 +172,8 @@ def scan(x, op, *, initial=None, axis=None, out=None, exclusive=False, determini
                          f"{_item_shape(x2, op._desc[5], 'x[1]')}")
     n = math.prod(shape)
     row_length = 0
+    if axis is not None and offsets is not None:
+        raise ValueError("dlscan.scan: axis with offsets: a segmented scan runs over x flattened (pass axis=None)")
     if axis is not None:
         ndim = max(len(shape), 1)
         if not isinstance(axis, int) or isinstance(axis, bool):
@@ -202,7 +207,7 @@ def scan(x, op, *, initial=None, axis=None, out=None, exclusive=False, determini
         initial = numpy.asarray(initial if not isinstance(initial, list) else tuple(initial), op.state).tobytes()
     op._error = None
     _dlscan._scan_with(op, _as_bytes(x, "x"), None if x2 is None else _as_bytes(x2, "x[1]"), _as_bytes(out, "out"),
-                       n, row_length, exclusive, initial, deterministic, stream, "scan")
+                       n, row_length, offsets, exclusive, initial, deterministic, stream, "scan")
     if op._error is not None:
         error, op._error = op._error, None
         raise error

@@ -146,6 +146,10 @@ int dlpy_call_stream(dlpy_place *place, PyObject *like, uintptr_t producer, int 
  * stream other than the call's), without blocking the host. */
 int dlpy_wait_for(const dlpy_place *place, uintptr_t producer, const char *func);
 
+/* offsets= (scan.c): a 1-D int64 or uint64 array of at least one item (the segments' starts and
+ * the last one's end) taken into *segments on place's device; 0, or -1 with an exception set. */
+int dlpy_take_offsets(dlpy_array *segments, PyObject *offsets, const char *func, dlpy_place *place);
+
 /* The dimension that axis= names among ndim (a 0-d array counts as one), in *d (scan.c). TypeError
  * for no integer; numpy.exceptions.AxisError for one out of range. */
 int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);

@@ -74,11 +74,12 @@ static dlscan_operator_t dlpy_builtin(dlscan_handle_t h, int which, int kind, co
 }
 
 /* One dlscan_scan with op of n items from in (and in2 where it holds an array) into out, rows of
- * row_length (0: one scan), from init (NULL: the identity): a new reference to `success`, or
- * NULL with the exception of its failure. */
+ * row_length (0: one scan) or the segments of `segments` (where it holds an array), from init
+ * (NULL: the identity): a new reference to `success`, or NULL with the exception of its failure. */
 static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_array *in, const dlpy_array *in2,
-                          const dlpy_array *out, size_t n, size_t row_length, int exclusive, const void *init,
-                          const dlpy_place *place, PyObject *success, const char *func)
+                          const dlpy_array *out, const dlpy_array *segments, size_t n, size_t row_length,
+                          int exclusive, const void *init, const dlpy_place *place, PyObject *success,
+                          const char *func)
 {
     dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
     args.custom = op;
@@ -87,6 +88,8 @@ static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_ar
     args.d_out = out->data;
     args.n = n;
     args.axis_length = row_length;
+    args.d_offsets = segments->object ? (const size_t *)segments->data : NULL;
+    args.num_segments = segments->object ? segments->n - 1 : 0;
     args.exclusive = exclusive;
     args.init = init;
     dlscan_status status;
@@ -199,8 +202,9 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
             memcpy(init + 8 * v, &state[v], 8);
         }
     }
-    returned = dlpy_run(h, op, &in, &in2, &result, in.n, row_length, exclusive, has_initial ? init : NULL, &place,
-                        result.object, func);
+    const dlpy_array none = DLPY_ARRAY_EMPTY;
+    returned = dlpy_run(h, op, &in, &in2, &result, &none, in.n, row_length, exclusive, has_initial ? init : NULL,
+                        &place, result.object, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);
@@ -293,19 +297,20 @@ static int dlpy_read_desc(PyObject *desc_object, dlscan_operator_desc *d, const 
     return 0;
 }
 
-/* _scan_with(op, x, x2, out, n, row_length, exclusive, initial, deterministic, stream, func):
- * dlscan.scan's call (dlscan/__init__.py has worked out the items): n items, whose bytes are
- * x's (and x2's, or None) and out's, any element kind, rows of row_length items (0: one scan),
- * from initial (the state's bytes, or None: the identity). Returns None. */
+/* _scan_with(op, x, x2, out, n, row_length, offsets, exclusive, initial, deterministic, stream,
+ * func): dlscan.scan's call (dlscan/_operator.py has worked out the items): n items, whose bytes
+ * are x's (and x2's, or None) and out's, any element kind, rows of row_length items (0: one
+ * scan) or the segments of offsets (or None), from initial (the state's bytes, or None: the
+ * identity). Returns None. */
 PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *owner, *x, *x2, *out, *initial, *stream;
+    PyObject *owner, *x, *x2, *out, *offsets, *initial, *stream;
     Py_ssize_t n, row_length;
     int exclusive, deterministic;
     const char *func;
-    if (!PyArg_ParseTuple(args, "OOOOnnpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &row_length, &exclusive,
-                          &initial, &deterministic, &stream, &func))
+    if (!PyArg_ParseTuple(args, "OOOOnnOpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &row_length, &offsets,
+                          &exclusive, &initial, &deterministic, &stream, &func))
         return NULL;
     PyObject *desc_object = PyObject_GetAttrString(owner, "_desc");
     if (!desc_object)
@@ -317,12 +322,13 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     }
     /* The items' bytes are the operator's: any element kind. */
     dlpy_place place = {.device = DLPY_HOST, .stream = stream == Py_None ? NULL : stream, .takes_complex = 1};
-    dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY;
+    dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY, segments = DLPY_ARRAY_EMPTY;
     PyObject *returned = NULL;
     int previous_device = -1;
     if (dlpy_array_take_nd(&in, x, func, "x", &place, 1, 0) < 0 ||
         (x2 != Py_None && dlpy_array_take_nd(&in2, x2, func, "x[1]", &place, 0, 0) < 0) ||
-        dlpy_array_take_nd(&result, out, func, "out", &place, 0, 1) < 0)
+        dlpy_array_take_nd(&result, out, func, "out", &place, 0, 1) < 0 ||
+        (offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0))
         goto done;
     const struct {
         const dlpy_array *a;
@@ -354,13 +360,14 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     const dlscan_operator_t op = dlpy_kept((dlpy_operator){.h = h, .owner = owner}, &d, func);
     if (!op)
         goto done;
-    returned = dlpy_run(h, op, &in, &in2, &result, (size_t)n, (size_t)row_length, exclusive, init, &place, Py_None,
-                        func);
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, (size_t)n, (size_t)row_length, exclusive, init, &place,
+                        Py_None, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);
     dlpy_array_release(&in2);
     dlpy_array_release(&result);
+    dlpy_array_release(&segments);
     Py_XDECREF(desc_object);
     return returned;
 }

@@ -35,6 +35,23 @@ static int dlpy_default_kind(const dlpy_array *a, dlscan_op op)
     return a->kind;
 }
 
+int dlpy_take_offsets(dlpy_array *segments, PyObject *offsets, const char *func, dlpy_place *place)
+{
+    if (dlpy_array_take(segments, offsets, func, "offsets", place, 0, 0) < 0)
+        return -1;
+    if (segments->kind != DLSCAN_INT64 && segments->kind != DLSCAN_UINT64) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: offsets must be int64 or uint64, not %s", func,
+                     dlpy_kinds[segments->kind].name);
+        return -1;
+    }
+    if (segments->n == 0) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: offsets is empty; it holds the start of "
+                     "every segment and the end of the last (at least one item)", func);
+        return -1;
+    }
+    return 0;
+}
+
 /* An initial= or total= array: one item of the output type, on the input's device. */
 static int dlpy_one_item(dlpy_array *a, PyObject *object, int kind, const char *func,
                          const char *name, dlpy_place *place, int writable)
@@ -331,18 +348,8 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
         a.key_type = dlpy_type(segments.kind);
     }
     if (offsets != Py_None) {
-        if (dlpy_array_take(&segments, offsets, func, "offsets", &place, 0, 0) < 0)
+        if (dlpy_take_offsets(&segments, offsets, func, &place) < 0)
             goto done;
-        if (segments.kind != DLSCAN_INT64 && segments.kind != DLSCAN_UINT64) {
-            PyErr_Format(PyExc_TypeError, "dlscan.%s: offsets must be int64 or uint64, not %s",
-                         func, dlpy_kinds[segments.kind].name);
-            goto done;
-        }
-        if (segments.n == 0) {
-            PyErr_Format(PyExc_ValueError, "dlscan.%s: offsets is empty; it holds the start of "
-                         "every segment and the end of the last (at least one item)", func);
-            goto done;
-        }
         a.d_offsets = (const size_t *)segments.data;
         a.num_segments = segments.n - 1;
     }

@@ -287,6 +287,24 @@ def test_scan_with_an_operator_along_rows(rng):
         dlscan.scan((a, b), recurrence_operator(), axis=0)
 
 
+def test_scan_with_an_operator_over_offsets(rng):
+    """Segments from offsets, each from initial; the items outside them unwritten."""
+    n = 5000
+    a, b = recurrence_inputs(rng, n, "float32")
+    offsets = np.unique(np.concatenate([[7, n - 3], rng.integers(7, n - 3, 60)])).astype(np.int64)
+    out = np.full(n, np.nan, np.float32)
+    assert dlscan.scan((a, b), recurrence_operator(), offsets=offsets, initial=(1, 0.5), out=out) is out
+    for k in range(len(offsets) - 1):
+        segment = slice(offsets[k], offsets[k + 1])
+        want, magnitude = recurrence(a[segment], b[segment], 0.5)
+        assert np.all(np.abs(out[segment].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    assert np.all(np.isnan(out[:7])) and np.all(np.isnan(out[n - 3:]))
+    with pytest.raises(ValueError, match="axis with offsets"):
+        dlscan.scan((a, b), recurrence_operator(), offsets=offsets, axis=-1)
+    with pytest.raises(TypeError, match="int64 or uint64"):
+        dlscan.scan((a, b), recurrence_operator(), offsets=offsets.astype(np.int32))
+
+
 def test_scan_with_c_functions():
     """combine as a ctypes function, and as its address."""
     import ctypes
@@ -340,6 +358,18 @@ def test_scan_with_an_operator_on_the_gpu(rng):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     op = recurrence_operator()
+    n = 1_000_003
+    a, b = recurrence_inputs(rng, n, "float32")
+    offsets = np.unique(np.concatenate([[5, n - 2], rng.integers(5, n - 2, 2000)])).astype(np.int64)
+    out = torch.full((n,), float("nan"), device="cuda")
+    dlscan.scan((torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()), op, offsets=torch.from_numpy(offsets).cuda(),
+                out=out)
+    h = out.cpu().numpy()
+    for k in range(len(offsets) - 1):
+        segment = slice(offsets[k], offsets[k + 1])
+        want, magnitude = recurrence(a[segment], b[segment], 0)
+        assert np.all(np.abs(h[segment].astype(np.longdouble) - want) <= tolerance("float32") * (magnitude + 1e-30))
+    assert np.all(np.isnan(h[:5])) and np.all(np.isnan(h[n - 2:]))
     for shape, axis in (((1_000_003,), None), ((64, 3000), -1)):
         a, b = recurrence_inputs(rng, int(np.prod(shape)), "float32")
         a, b = a.reshape(shape), b.reshape(shape)
