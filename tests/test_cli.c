@@ -1116,8 +1116,9 @@ Test(cli, standard_input_and_output)
 }
 
 /* --op prod and logsumexp (user operators), chained over chunks through the carry, on the CPU
- * backend, and prod along rows with their totals; refused with segments, columns, another
- * output type, or logsumexp's totals. */
+ * backend, prod along rows with their totals and over offsets (segments across chunks, an empty
+ * one, items outside them copied); refused with keys, columns, another output type, or
+ * logsumexp's totals. */
 Test(cli, prod_and_logsumexp)
 {
     static const char items[] = "3 -2 5 7 -1 4 2 9 -3 6 1 8";
@@ -1158,6 +1159,18 @@ Test(cli, prod_and_logsumexp)
     free(totals);
     unlink(in_work("totals.txt"));
     cli_run_free(&r);
+    /* over offsets: [1, 4), [4, 4), [4, 9), [9, 11); items 0 and 11 copied */
+    write_file(in_work("offsets.txt"), "1 4 4 9 11", 10);
+    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
+                           "--offsets", in_work("offsets.txt"), "--format", "text", "--chunk-items", "5", "-", "-");
+    expect_success(&r);
+    cr_expect_str_eq(r.out, "3\n-2\n-10\n-70\n-1\n-4\n-8\n-72\n216\n6\n6\n8\n");
+    cli_run_free(&r);
+    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
+                           "--keys", in_work("offsets.txt"), "--format", "text", "-", "-");
+    expect_error(&r, 1, "takes no --keys");
+    cli_run_free(&r);
+    unlink(in_work("offsets.txt"));
     static const char *const refused[][4] = {
         {"prod", "--axis-stride", "2", "scans along rows only"},
         {"logsumexp", "--totals", "t", "writes no --totals"},
