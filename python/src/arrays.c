@@ -71,7 +71,9 @@ static int dlpy_kind_from_format(const char *format, Py_ssize_t itemsize)
     }
     const size_t size = (size_t)itemsize;
     if (format[0] == 'Z' && format[1] != '\0' && format[2] == '\0') /* NumPy's complex: "Zf", "Zd" */
-        return format[1] == 'f' && size == 8 ? DLPY_COMPLEX64 : format[1] == 'd' && size == 16 ? DLPY_COMPLEX128 : -1;
+        return format[1] == 'f' && size == 8    ? DLPY_COMPLEX64
+               : format[1] == 'd' && size == 16 ? DLPY_COMPLEX128
+                                                : -1;
     if (format[0] == '\0' || format[1] != '\0')
         return -1;
     switch (format[0]) {

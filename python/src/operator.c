@@ -1,11 +1,11 @@
 /*
  * operator.c: scans with dlscan's built-in user operators (dlscan.h, "Your own operator"):
- * linear_recurrence (h[t] = a[t] h[t-1] + b[t], a an array or one number; real or complex), cumprod and
- * logcumsumexp, each one dlscan_scan call with the operator that dlscan_operator_builtin makes
- * (on a GPU, compiled at run time the first time, then cached). The operators are made once per
- * handle, kind and scalar a, and kept for the process, as the handles are. Also dlscan.scan's
- * call with a dlscan.Operator of the caller's (_scan_with), whose operator is made once per
- * handle and kept alike.
+ * linear_recurrence (h[t] = a[t] h[t-1] + b[t], a an array or one number; real or complex),
+ * cumprod and logcumsumexp, each one dlscan_scan call with the operator that
+ * dlscan_operator_builtin makes (on a GPU, compiled at run time the first time, then cached). The
+ * operators are made once per handle, kind and scalar a, and kept for the process, as the handles
+ * are. Also dlscan.scan's call with a dlscan.Operator of the caller's (_scan_with), whose operator
+ * is made once per handle and kept alike.
  */
 #include "binding.h" /* Python.h first, as Python asks */
 
