@@ -66,7 +66,7 @@ typedef struct dl_user_params {
 #define DL_USER_PROGRAM_ROWS 1
 #define DL_USER_PROGRAM_OFFSETS 2
 #define DL_USER_PROGRAMS 3
-#define dl_user_program(row_length, offsets)                                                       \
+#define DL_USER_PROGRAM(row_length, offsets)                                                       \
     ((row_length) ? DL_USER_PROGRAM_ROWS : (offsets) ? DL_USER_PROGRAM_OFFSETS : DL_USER_PROGRAM_ONE)
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).

@@ -481,7 +481,7 @@ typedef enum dlscan_builtin {
      * complex64 items, float64 for complex128, each item its real part, then its imaginary part
      * (C's float _Complex, NumPy's and PyTorch's complex64 and complex128). The state is (a, b),
      * four values of type; an init is (1 + 0i, h0); parameter, where set, points to one complex a
-     * (two values of type). A complex128 state is 32 bytes: it scans no rows. */
+     * (two values of type). A complex128 state is 32 bytes: it scans no rows or segments. */
     DLSCAN_BUILTIN_COMPLEX_LINEAR_RECURRENCE = 3
 } dlscan_builtin;
 

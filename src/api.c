@@ -79,7 +79,7 @@ static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r
 {
     if (r->n == 0)
         return DLSCAN_SUCCESS;
-    const int program = dl_user_program(r->axis_length, r->offsets);
+    const int program = DL_USER_PROGRAM(r->axis_length, r->offsets);
     if (r->custom && program != DL_USER_PROGRAM_ONE && r->custom->device_memory) {
         /* (an operator is const to its users; its later programs are made once, as a cache) */
         const dlscan_status status = dl_jit_build(h, (struct dlscan_operator *)r->custom, program);

@@ -457,7 +457,7 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int program = dl_user_program(p->row_length, params->offsets);
+    const int program = DL_USER_PROGRAM(p->row_length, params->offsets);
     const int aligned = (uintptr_t)p->in % 16 == 0 && (!params->in2 || (uintptr_t)params->in2 % 16 == 0);
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
