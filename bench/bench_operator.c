@@ -24,9 +24,10 @@
  * axis: axis_length = L), L = 64, 1024, 2^14 and 2^20, against the same floor (memcpy-12) and
  * Mamba's selective-scan pattern (chunked_recurrence.cu: one block per row, chunks carried
  * serially), in rounds of their own, and the same segments given as offsets (d_offsets: the
- * program of segments, which reads the offsets, 8 / L bytes an item more); the first call along
- * rows makes the operator's program of rows (reported in ms), and the first over offsets its
- * program of segments. All three are checked against the reference, row by row.
+ * program of segments, which reads the offsets, 8 / L bytes an item more) and as keys (d_keys:
+ * uint32 row numbers, 4 bytes an item more, so its floor is 16 / 12 memcpy-12's time); the first
+ * call along rows makes the operator's program of rows (reported in ms), and the first over
+ * offsets and by key their programs. All four are checked against the reference, row by row.
  *
  * Also the operators' first creation (a compile by NVRTC, in a cache directory of its own, so
  * nothing is cached yet; with DLSCAN_CACHE_DIR given, what that cache holds) and a second one
@@ -69,12 +70,13 @@ enum {
     ROWS_F32,       /* the float32 recurrence along rows of context.row_length */
     ROWS_CHUNKED,   /* the same, Mamba's pattern */
     ROWS_OFFSETS,   /* the same rows given as offsets */
+    ROWS_KEYS,      /* and as keys */
     VARIANTS
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
                                             "recurrence-c64", "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
-                                            "rows-chunked", "rows-offsets"};
+                                            "rows-chunked", "rows-offsets", "rows-keys"};
 
 typedef struct context {
     dlscan_handle_t h;
@@ -82,6 +84,7 @@ typedef struct context {
     void *a, *b, *out; /* n x 8 bytes each */
     size_t row_length; /* ROWS_F32 */
     size_t *offsets;   /* ROWS_OFFSETS: n / row_length + 1 of them, on the device */
+    uint32_t *keys;    /* ROWS_KEYS: each item's row, on the device */
 } context;
 
 static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaStream_t stream)
@@ -96,8 +99,8 @@ static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaS
     return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
-/* The float32 recurrence over the offsets of rows of c->row_length. */
-static int scan_offsets(const context *c, size_t n, cudaStream_t stream)
+/* The float32 recurrence over the offsets of rows of c->row_length, or by their keys. */
+static int scan_segments(const context *c, int by_key, size_t n, cudaStream_t stream)
 {
     dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
     args.custom = c->recurrence32;
@@ -105,8 +108,13 @@ static int scan_offsets(const context *c, size_t n, cudaStream_t stream)
     args.d_in2 = c->b;
     args.d_out = c->out;
     args.n = n;
-    args.d_offsets = c->offsets;
-    args.num_segments = n / c->row_length;
+    if (by_key) {
+        args.d_keys = c->keys;
+        args.key_type = DLSCAN_UINT32;
+    } else {
+        args.d_offsets = c->offsets;
+        args.num_segments = n / c->row_length;
+    }
     return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
@@ -120,7 +128,8 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case RECURRENCE_F32:
     case ROWS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length 0 but for ROWS_F32) */
     case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
-    case ROWS_OFFSETS: return scan_offsets(c, n, stream);
+    case ROWS_OFFSETS: return scan_segments(c, 0, n, stream);
+    case ROWS_KEYS: return scan_segments(c, 1, n, stream);
     case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
     case RECURRENCE_C64: return scan(c, c->recurrence_c64, 1, n, stream);
     case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
@@ -322,12 +331,14 @@ int main(int argc, char **argv)
     /* (the shortest rows, the first length, have the most offsets) */
     const size_t most_offsets = (batch_n >> row_logs[0]) + 1;
     CUDA_CHECK(cudaMalloc((void **)&c.offsets, most_offsets * sizeof(size_t)));
+    CUDA_CHECK(cudaMalloc((void **)&c.keys, batch_n * sizeof(uint32_t)));
     size_t *offsets = malloc(most_offsets * sizeof(size_t));
-    if (!offsets)
+    uint32_t *keys = malloc(batch_n * sizeof(uint32_t));
+    if (!offsets || !keys)
         return 1;
     printf("\n| rows [B, L] | n | memcpy-12 us | dlscan us | of floor | Mamba's pattern us | of floor | dlscan / Mamba's "
-           "| over offsets us | of floor |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n");
+           "| over offsets us | of floor | by key us | of floor (16 bytes) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof row_logs / sizeof row_logs[0]; ++k) {
         c.row_length = (size_t)1 << row_logs[k];
         const size_t n = batch_n;
@@ -342,27 +353,32 @@ int main(int argc, char **argv)
         for (size_t r = 0; r <= n / c.row_length; ++r)
             offsets[r] = r * c.row_length;
         CUDA_CHECK(cudaMemcpy(c.offsets, offsets, (n / c.row_length + 1) * sizeof(size_t), cudaMemcpyHostToDevice));
-        const double made = bench_host_seconds();
-        if (scan_offsets(&c, n, timer.stream) != 0) /* the program of segments, made once */
-            return 1;
-        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
-        if (k == 0)
-            printf("# the first call over offsets (the program of segments made): %.1f ms\n",
-                   (bench_host_seconds() - made) * 1e3);
+        for (size_t i = 0; i < n; ++i)
+            keys[i] = (uint32_t)(i / c.row_length);
+        CUDA_CHECK(cudaMemcpy(c.keys, keys, n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+        for (int by_key = 0; by_key < 2; ++by_key) {
+            const double made = bench_host_seconds();
+            if (scan_segments(&c, by_key, n, timer.stream) != 0) /* the program of segments, made once */
+                return 1;
+            CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+            if (k == 0)
+                printf("# the first call %s (its program made): %.1f ms\n", by_key ? "by key" : "over offsets",
+                       (bench_host_seconds() - made) * 1e3);
+        }
         int valid[VARIANTS];
         double us[VARIANTS], host_us[VARIANTS];
         for (int v = 0; v < VARIANTS; ++v)
-            valid[v] = v == COPY_12 || v == ROWS_F32 || v == ROWS_CHUNKED || v == ROWS_OFFSETS;
+            valid[v] = v == COPY_12 || v >= ROWS_F32;
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
-        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f |\n", n / c.row_length,
-               row_logs[k], n, us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32], us[ROWS_CHUNKED],
-               us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32], us[ROWS_OFFSETS],
-               us[COPY_12] / us[ROWS_OFFSETS]);
+        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f | %.1f | %.3f |\n",
+               n / c.row_length, row_logs[k], n, us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32],
+               us[ROWS_CHUNKED], us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32], us[ROWS_OFFSETS],
+               us[COPY_12] / us[ROWS_OFFSETS], us[ROWS_KEYS], us[COPY_12] * 16 / 12 / us[ROWS_KEYS]);
         fflush(stdout);
-        for (int v = ROWS_F32; out && v <= ROWS_OFFSETS; ++v)
+        for (int v = ROWS_F32; out && v <= ROWS_KEYS; ++v) /* (of floor: by key, memcpy-12's time x 16 / 12) */
             fprintf(out, "%zu,%s-L%zu,%.3f,%.4f\n", n, names[v], c.row_length, valid[v] ? us[v] : NAN,
-                    valid[v] ? us[COPY_12] / us[v] : NAN);
-        for (int v = ROWS_F32; v <= ROWS_OFFSETS; ++v) { /* the guard, each row from 0 */
+                    valid[v] ? us[COPY_12] * (v == ROWS_KEYS ? 16.0 / 12 : 1.0) / us[v] : NAN);
+        for (int v = ROWS_F32; v <= ROWS_KEYS; ++v) { /* the guard, each row from 0 */
             CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 4));
             if (run(&c, v, n, timer.stream) != 0)
                 return 1;
@@ -374,7 +390,9 @@ int main(int argc, char **argv)
     }
     c.row_length = 0;
     cudaFree(c.offsets);
+    cudaFree(c.keys);
     free(offsets);
+    free(keys);
     if (out)
         fclose(out);
     bench_timer_destroy(&timer);

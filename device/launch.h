@@ -50,7 +50,7 @@ typedef struct dl_scan_params {
 /* A scan with a user operator (src/jit.c; device/user_kernel.cuh, compiled at run time): the
  * plain scan's parameters (init and total: one state each in device memory, or NULL; seed_bits
  * unused), the operator's second input, the host's init as a state (the identity where it gave
- * none), along rows the length's inverse, and the segments' offsets. */
+ * none), along rows the length's inverse, and the segments' offsets or keys. */
 typedef struct dl_user_params {
     dl_scan_params scan;
     const void *in2;        /* n items of the operator's in2_bytes, or NULL */
@@ -58,16 +58,23 @@ typedef struct dl_user_params {
     double row_inverse;     /* rows: 1 / scan.row_length (rows.cuh) */
     const size_t *offsets;  /* segments: num_segments + 1 offsets (offsets.cuh), or NULL */
     uint64_t num_segments;
+    const void *keys;       /* segments: n keys of key_size bytes (1, 2, 4 or 8), or NULL */
+    uint32_t key_size;
 } dl_user_params;
 
 /* A user operator's programs, each compiled when first needed (user_kernel.cuh's
- * DL_USER_SEGMENTED): one scan; scans along rows (heads from the index); segments over offsets. */
+ * DL_USER_SEGMENTED): one scan; scans along rows (heads from the index); segments over offsets;
+ * segments by key. */
 #define DL_USER_PROGRAM_ONE 0
 #define DL_USER_PROGRAM_ROWS 1
 #define DL_USER_PROGRAM_OFFSETS 2
-#define DL_USER_PROGRAMS 3
-#define DL_USER_PROGRAM(row_length, offsets)                                                       \
-    ((row_length) ? DL_USER_PROGRAM_ROWS : (offsets) ? DL_USER_PROGRAM_OFFSETS : DL_USER_PROGRAM_ONE)
+#define DL_USER_PROGRAM_KEYS 3
+#define DL_USER_PROGRAMS 4
+#define DL_USER_PROGRAM(row_length, offsets, keys)                                                 \
+    ((row_length) ? DL_USER_PROGRAM_ROWS                                                           \
+     : (offsets)  ? DL_USER_PROGRAM_OFFSETS                                                        \
+     : (keys)     ? DL_USER_PROGRAM_KEYS                                                           \
+                  : DL_USER_PROGRAM_ONE)
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
  * `left_fold` selects the deterministic look-back for float sums (other types and operators

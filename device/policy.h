@@ -127,9 +127,12 @@
 #define DL_USER_LOOK_BACK_WARP(rows) (rows)
 #define DL_USER_RING_THREADS(rows) /* + a producer and a reducer warp, and the look-back's */      \
     (DL_USER_THREADS + 64 + (DL_USER_LOOK_BACK_WARP(rows) ? 32 : 0))
-/* A persistent block's stage: a tile's items of both inputs (in2_bytes 0: one input). */
-#define DL_USER_STAGE(state_bytes, in_bytes, in2_bytes)                                            \
-    (DL_USER_THREADS * DL_USER_ITEMS(state_bytes) * ((in_bytes) + (in2_bytes)))
+/* A persistent block's stage: a tile's items of both inputs (in2_bytes 0: one input) and, for
+ * segments by key (keys 1), 16 bytes that end with the key before the tile, then room for the
+ * tile's keys of up to 8 bytes. */
+#define DL_USER_STAGE(state_bytes, in_bytes, in2_bytes, keys)                                      \
+    (DL_USER_THREADS * DL_USER_ITEMS(state_bytes) * ((in_bytes) + (in2_bytes) + ((keys) ? 8 : 0)) + \
+     ((keys) ? 16 : 0))
 #define DL_USER_STAGES_MOST 4
 #define DL_USER_OTHER_BYTES (16 * 1024) /* a block's own: the warps' scratch for the transposed
                                            warp scan (up to 11 KB), the look-back's variables, the

@@ -34,6 +34,10 @@
  * compute warps then wait for), warp 0's in the other; the items outside [offsets[0],
  * offsets[num_segments]) are not stored.
  *
+ * Keys (DL_USER_PROGRAM_KEYS; a segment each run of keys of the same bits, p.key_size bytes
+ * each): the same bitmap, marked where a key differs from the one before; the persistent kernel's
+ * producer brings the tile's keys into its stage with its items.
+ *
  * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
  * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
  * memory. Each thread turns its items into states and scans each row's, the transposed warp scan
@@ -157,6 +161,8 @@ __device__ __forceinline__ dlscan_state dl_user_init(const dl_user_params &p)
 }
 
 #define DL_USER_OFFSETS (DL_USER_SEGMENTED == DL_USER_PROGRAM_OFFSETS)
+#define DL_USER_KEYS (DL_USER_SEGMENTED == DL_USER_PROGRAM_KEYS)
+#define DL_USER_MARKED (DL_USER_OFFSETS || DL_USER_KEYS) /* a tile's heads from a bitmap */
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
  * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */
@@ -273,11 +279,11 @@ __device__ __forceinline__ dl_user_value dl_user_item(const dl_user_params &p, c
 #define DL_USER_PASSES (DL_USER_ROWS * DL_USER_VALUE_BYTES > 32 ? DL_USER_ROWS * DL_USER_VALUE_BYTES / 32 : 1)
 
 /* What a block of either kernel keeps in shared memory besides the look-back's: the warps'
- * scratch for the transposed warp scan; over offsets, the one-block kernel's bitmap of its tile's
- * heads. */
+ * scratch for the transposed warp scan; over offsets and by key, the one-block kernel's bitmap of
+ * its tile's heads. */
 template <typename BASE> struct dl_user_block_shared : BASE {
     dl_user_value scratch[DL_USER_WARPS][dl_warp_scratch<dl_user_value, DL_USER_ROWS, DL_USER_PASSES>::items];
-#if DL_USER_OFFSETS
+#if DL_USER_MARKED
     uint32_t bitmap[DL_USER_TILE / 32];
 #endif
 };
@@ -290,14 +296,14 @@ __device__ __forceinline__ uint32_t dl_user_row_item(int warp, int r, int lane)
 
 /* Along rows, which of this thread's items in the tile from `base` start a row (its heads) and,
  * where the scan writes each row's total, which end one (*ends), bit r DL_USER_VEC + e for its
- * row r's item e (rows.cuh); over offsets, its heads from the tile's `bitmap` (dl_user_mark); else
- * none. */
+ * row r's item e (rows.cuh); over offsets and by key, its heads from the tile's `bitmap`
+ * (dl_user_mark); else none. */
 __device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint64_t base, const uint32_t *bitmap,
                                                   uint32_t *ends)
 {
     const int warp = threadIdx.x / 32 % DL_USER_WARPS;
     (void)bitmap;
-#if DL_USER_OFFSETS
+#if DL_USER_MARKED
     (void)p, (void)base;
     *ends = 0;
     return dl_bitmap_heads<DL_USER_ROWS, DL_USER_VEC>(bitmap, (int)dl_user_row_item(warp, 0, 0));
@@ -314,13 +320,87 @@ __device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint6
 #endif
 }
 
-#if DL_USER_OFFSETS
-/* The heads of the tile of `count` items from `base`, marked in `bitmap` (cleared here) by one
- * warp from the tile's first offset (offsets[first]), the input's first item too (offsets.cuh);
- * returns the last one's place in the tile, or -1. */
-__device__ __forceinline__ int dl_user_mark(const dl_user_params &p, uint64_t base, int count, uint64_t first,
-                                            uint32_t *bitmap)
+#if DL_USER_KEYS
+template <int BYTES> struct dl_key_word {
+    using type = uint32_t;
+};
+template <> struct dl_key_word<8> {
+    using type = uint64_t;
+};
+
+/* By key, the heads among a tile's `count` items marked in `bitmap`: an item whose key's bits
+ * differ from the one before's (keys[-1], the key before the tile, which is not read where
+ * `first`: the tile starts the input, its first item a head). Each lane reads a 16-byte vector of
+ * keys a round (where `keys` is 16-byte aligned; else key by key), GROUP rounds' loads at once,
+ * before any word is stored (a store to the bitmap could alias the keys, and would hold back the
+ * next loads); the lanes that share a bitmap word join their bits with shuffles. Returns the
+ * last head's place in the tile, or -1. */
+template <typename KEY>
+__device__ __forceinline__ int dl_user_mark_keys(const KEY *keys, bool first, int count, uint32_t *bitmap)
 {
+    constexpr int PER = 16 / (int)sizeof(KEY), LANES = 32 / PER, ROUND = 32 * PER;
+    constexpr int ROUNDS = DL_USER_TILE / ROUND, GROUP = ROUNDS < 4 ? ROUNDS : 4;
+    static_assert(ROUNDS % GROUP == 0, "whole groups of rounds");
+    /* (keys held in 32 or 64 bits, taken from the vector's words by shifts: ptxas 13.0 failed to
+     * allocate the registers of 2-byte keys copied out of a vector) */
+    using K = typename dl_key_word<sizeof(KEY)>::type;
+    constexpr int BITS = 8 * (int)sizeof(KEY);
+    const int lane = threadIdx.x % 32;
+    const bool vector = (uintptr_t)keys % 16 == 0;
+    int last = -1;
+    for (int g = 0; g < ROUNDS; g += GROUP) {
+        K k[GROUP][PER], before[GROUP];
+#pragma unroll
+        for (int q = 0; q < GROUP; ++q) {
+            const int at = (g + q) * ROUND + lane * PER; /* the vector's first item */
+            if (vector && at + PER <= count) {
+                const uint4 v = reinterpret_cast<const uint4 *>(keys)[at / PER];
+                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int e = 0; e < PER; ++e)
+                    k[q][e] = BITS == 64 ? (K)((uint64_t)w[2 * e + 1] << 32 | w[2 * e])
+                                         : (K)(w[e * BITS / 32] >> (e * BITS % 32) & (K)(~0ull >> (64 - BITS)));
+            } else {
+#pragma unroll
+                for (int e = 0; e < PER; ++e)
+                    k[q][e] = at + e < count ? (K)keys[at + e] : K(0);
+            }
+            before[q] = at < count && (at > 0 || !first) ? (K)keys[at - 1] : K(0);
+        }
+#pragma unroll
+        for (int q = 0; q < GROUP; ++q) {
+            const int at = (g + q) * ROUND + lane * PER;
+            uint32_t bits = 0;
+#pragma unroll
+            for (int e = 0; e < PER; ++e)
+                bits |= (uint32_t)(at + e < count && ((at + e == 0 && first) || k[q][e] != (e ? k[q][e - 1] : before[q])))
+                        << e;
+            bits <<= lane % LANES * PER;
+#pragma unroll
+            for (int d = 1; d < LANES; d *= 2)
+                bits |= __shfl_xor_sync(0xffffffffu, bits, d);
+            if (lane % LANES == 0)
+                bitmap[at / 32] = bits;
+            last = bits ? at / 32 * 32 + 31 - __clz(bits) : last;
+        }
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2)
+        last = max(last, __shfl_xor_sync(0xffffffffu, last, d));
+    return last;
+}
+#endif
+
+#if DL_USER_MARKED
+/* The heads of the tile of `count` items from `base`, marked in `bitmap` by one warp: over
+ * offsets from the tile's first offset (offsets[first]), the input's first item too
+ * (offsets.cuh); by key from its keys, at `keys` in its stage (after the key before them) or,
+ * where that is NULL, in global memory. Returns the last one's place in the tile, or -1. */
+__device__ __forceinline__ int dl_user_mark(const dl_user_params &p, uint64_t base, int count, uint64_t first,
+                                            const unsigned char *keys, uint32_t *bitmap)
+{
+#if DL_USER_OFFSETS
+    (void)keys;
     for (int i = threadIdx.x % 32; i < DL_USER_TILE / 32; i += 32)
         bitmap[i] = 0;
     __syncwarp();
@@ -328,6 +408,19 @@ __device__ __forceinline__ int dl_user_mark(const dl_user_params &p, uint64_t ba
                                      count, bitmap);
     __syncwarp();
     return last;
+#else
+    (void)first;
+    const unsigned char *from = keys ? keys : static_cast<const unsigned char *>(p.keys) + base * p.key_size;
+    int last;
+    switch (p.key_size) {
+    case 1: last = dl_user_mark_keys(reinterpret_cast<const uint8_t *>(from), base == 0, count, bitmap); break;
+    case 2: last = dl_user_mark_keys(reinterpret_cast<const uint16_t *>(from), base == 0, count, bitmap); break;
+    case 4: last = dl_user_mark_keys(reinterpret_cast<const uint32_t *>(from), base == 0, count, bitmap); break;
+    default: last = dl_user_mark_keys(reinterpret_cast<const uint64_t *>(from), base == 0, count, bitmap); break;
+    }
+    __syncwarp();
+    return last;
+#endif
 }
 #endif
 
@@ -399,24 +492,29 @@ __device__ __forceinline__ dl_user_value dl_user_local(dl_user_value (&v)[DL_USE
                                                                                         scratch);
 }
 
+/* The items a scan stores, [*lo, *hi): over offsets those in segments, else all n. */
+__device__ __forceinline__ void dl_user_stored(const dl_user_params &p, uint64_t *lo, uint64_t *hi)
+{
+#if DL_USER_OFFSETS
+    *lo = p.offsets[0], *hi = p.offsets[p.num_segments];
+#else
+    *lo = 0, *hi = p.scan.n;
+#endif
+}
+
 /* dl_user_finish: from `running`, the warp's exclusive prefix over the whole input, each thread
- * stores its outputs, and the one holding item n - 1 the total (along rows, the one holding a
- * row's last item that row's). */
+ * stores its outputs in [lo, hi) (dl_user_stored), and the one holding item n - 1 the total
+ * (along rows, the one holding a row's last item that row's). */
 __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t base,
                                                const dl_user_value (&v)[DL_USER_ROWS][DL_USER_VEC],
                                                const dl_user_value (&row_prefix)[DL_USER_ROWS], uint32_t heads,
-                                               uint32_t ends, dl_user_value running)
+                                               uint32_t ends, dl_user_value running, uint64_t lo, uint64_t hi)
 {
     using T = dl_user_value;
     using Op = dl_user_op;
     constexpr int E = DL_USER_VEC;
     const uint64_t n = p.scan.n;
     const int warp = threadIdx.x / 32 % DL_USER_WARPS, lane = threadIdx.x % 32;
-#if DL_USER_OFFSETS /* (the items in segments) */
-    const uint64_t lo = p.offsets[0], hi = p.offsets[p.num_segments];
-#else
-    const uint64_t lo = 0, hi = n;
-#endif
 #pragma unroll
     for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint64_t first = base + dl_user_row_item(warp, r, lane);
@@ -474,10 +572,16 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     uint32_t tile, epoch;
     dl_tile_take(p.scan.control, probe, sh, &tile, &epoch);
     const uint64_t base = (uint64_t)tile * DL_USER_TILE;
+#if DL_USER_MARKED
+    if (threadIdx.x < 32) {
 #if DL_USER_OFFSETS
-    if (threadIdx.x < 32)
-        dl_user_mark(p, base, p.scan.n - base < DL_USER_TILE ? (int)(p.scan.n - base) : DL_USER_TILE,
-                     dl_warp_lower_bound(p.offsets, 0, p.num_segments + 1, base, 0, 0), sh.bitmap);
+        const uint64_t first = dl_warp_lower_bound(p.offsets, 0, p.num_segments + 1, base, 0, 0);
+#else
+        const uint64_t first = 0;
+#endif
+        dl_user_mark(p, base, p.scan.n - base < DL_USER_TILE ? (int)(p.scan.n - base) : DL_USER_TILE, first,
+                     nullptr, sh.bitmap);
+    }
     __syncthreads();
     const uint32_t *bitmap = sh.bitmap;
 #else
@@ -494,7 +598,9 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     /* the block's warps, then warp 0 publishes the aggregate, looks back and publishes P */
     const dl_user_value running = dl_tile_warp_prefix<dl_user_value, dl_user_op, LEFT_FOLD, DL_USER_WARPS, false>(
         sh, warp_total, tile, epoch, seed, p.scan.descriptors, probe, false, dl_user_op::identity());
-    dl_user_finish(p, base, v, row_prefix, heads, ends, running);
+    uint64_t lo, hi;
+    dl_user_stored(p, &lo, &hi);
+    dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);
     dl_epoch_finish(p.scan.control, epoch, sh.ticket_base, p.scan.descriptors, p.scan.descriptor_words);
 }
 
@@ -510,8 +616,11 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
 
 /* ---------------------------------------------------------------- persistent (sm_90) */
 
-/* A stage: a tile's items of the first input, then of the second. */
-#define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_VALUE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES)
+/* A stage: a tile's items of the first input, then of the second; by key, 16 bytes that end with
+ * the key before the tile, then the tile's keys (from DL_USER_KEYS_AT). */
+#define DL_USER_STAGE_BYTES DL_USER_STAGE(DL_USER_VALUE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES, DL_USER_KEYS)
+#define DL_USER_ITEM_BYTES (DL_USER_TILE * (DL_USER_IN_BYTES + DL_USER_IN2_BYTES))
+#define DL_USER_KEYS_AT (DL_USER_ITEM_BYTES + 16)
 
 /* The ring (ring.cuh) and, for a look-back warp (along rows: policy.h, DL_USER_LOOK_BACK_WARP),
  * as in the segmented scans' (segment_kernel.cu), two rings twice as deep that carry each tile's
@@ -535,16 +644,19 @@ struct dl_user_shared : dl_user_block_shared<
                            the compute warps, or the look-back warp, which hands it on */
 #if DL_USER_OFFSETS
     uint64_t stage_segment[DL_USER_STAGES(DL_USER_STAGE_BYTES)]; /* each stage's tile's first offset (the producer's) */
+#endif
+#if DL_USER_MARKED
     uint32_t stage_bitmap[DL_USER_STAGES(DL_USER_STAGE_BYTES)][DL_USER_TILE / 32]; /* its heads (the reducer's) */
 #endif
 };
 
 /* The compute warps wait for the reducer (`reduced`): for the aggregate it leaves without a
- * look-back warp, for the heads it marks over offsets; else for the stage's data (`full`). */
-#define DL_USER_AFTER_REDUCER (!DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED) || DL_USER_OFFSETS)
+ * look-back warp, for the heads it marks over offsets or by key; else for the stage's data (`full`). */
+#define DL_USER_AFTER_REDUCER (!DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED) || DL_USER_MARKED)
 
-/* The producer's fill: the tile's bytes of both inputs, in bulk copies; a partial last tile is
- * left to global loads. Over offsets (the whole warp) also the search for the tile's first offset
+/* The producer's fill: the tile's bytes of both inputs (and by key its keys, after the 16 bytes of
+ * keys before it where it has any), in bulk copies; a partial last tile is left to global loads.
+ * Over offsets (the whole warp) also the search for the tile's first offset
  * (offsets.cuh, dl_warp_next_offset: from the block's last tile's, in `segment`), which lane 0
  * leaves in segment[s] before it completes the stage's phase: ahead of the reducer by the ring's
  * depth. */
@@ -560,16 +672,22 @@ struct dl_user_fill {
         const bool whole = base + DL_USER_TILE <= p.scan.n;
         unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
         if (threadIdx.x % 32 == 0 && whole) {
+            const uint32_t before = DL_USER_KEYS && base > 0 ? 16 : 0;
+            const uint32_t key_bytes = DL_USER_KEYS ? DL_USER_TILE * p.key_size : 0;
             if (DL_USER_OFFSETS)
-                dl_bulk_expect_only(full, DL_USER_STAGE_BYTES);
+                dl_bulk_expect_only(full, DL_USER_ITEM_BYTES);
             else
-                dl_bulk_expect(full, DL_USER_STAGE_BYTES);
+                dl_bulk_expect(full, DL_USER_ITEM_BYTES + before + key_bytes);
             dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
                                DL_USER_TILE * DL_USER_IN_BYTES, full);
             if (DL_USER_IN2_BYTES)
                 dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
                                    static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
                                    DL_USER_TILE * DL_USER_IN2_BYTES, full);
+            if (DL_USER_KEYS)
+                dl_bulk_copy<true>(stage + DL_USER_KEYS_AT - before,
+                                   static_cast<const unsigned char *>(p.keys) + base * p.key_size - before,
+                                   key_bytes + before, full);
         }
 #if DL_USER_OFFSETS
         constexpr int STAGES = DL_USER_STAGES(DL_USER_STAGE_BYTES);
@@ -655,7 +773,12 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
         const int count = base + DL_USER_TILE <= n ? DL_USER_TILE : (int)(n - base);
 #if DL_USER_OFFSETS
-        const int last = dl_user_mark(p, base, count, dl_stage_header(sh.stage_segment[s]), sh.stage_bitmap[s]);
+        const int last =
+            dl_user_mark(p, base, count, dl_stage_header(sh.stage_segment[s]), nullptr, sh.stage_bitmap[s]);
+#elif DL_USER_KEYS
+        const int last = dl_user_mark(p, base, count, 0,
+                                      count == DL_USER_TILE ? stages + s * DL_USER_STAGE_BYTES + DL_USER_KEYS_AT : nullptr,
+                                      sh.stage_bitmap[s]);
 #elif DL_USER_SEGMENTED
         const int last = dl_rows_last_head(base, count, p.scan.row_length, p.row_inverse); /* or -1 */
 #else
@@ -778,6 +901,8 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
             [&](int q) { return dl_stage_header(sh.slot_head[q]) == 0; },
             [&](int q, T prefix) { sh.slot_prefix[q] = sh.slot_tile[q] == 0 ? sh.seed : prefix; });
     } else {
+        uint64_t lo, hi; /* (read once, not once a tile) */
+        dl_user_stored(p, &lo, &hi);
         for (uint32_t k = 0;; ++k) {
             const int s = (int)(k % SHARED::stages);
             dl_mbar_wait(DL_USER_AFTER_REDUCER ? &sh.reduced[s] : &sh.full[s], (k / SHARED::stages) & 1);
@@ -785,7 +910,7 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
             if (tile >= tiles)
                 break;
             const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-#if DL_USER_OFFSETS
+#if DL_USER_MARKED
             const uint32_t *bitmap = sh.stage_bitmap[s];
 #else
             const uint32_t *bitmap = nullptr;
@@ -818,7 +943,7 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
                     sh, warp_total, tile, sh.epoch, seed, p.scan.descriptors, probe, true,
                     dl_user_header(sh.stage_aggregate[s]));
             }
-            dl_user_finish(p, base, v, row_prefix, heads, ends, running);
+            dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);
         }
     }
     __syncthreads();

@@ -386,10 +386,12 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     starts from init, and the items outside the segments are not written; the same flag as
  *     along rows, so a state of 32 bytes scans no segments. The first such scan with an
  *     operator compiles its program of segments, as along rows.
- *   - Segments by key, other axes and dlscan_reduce do not take it yet
- *     (DLSCAN_ERROR_NOT_SUPPORTED).
- *   - A state wider than 8 bytes (along rows or over offsets, than 4 bytes) takes more descriptor
- *     storage than dlscan_reserve(n) provides, and a scan along rows or over offsets needs its
+ *   - By key (d_keys and key_type, as for the built-in operators): every run of keys of the same
+ *     bits starts from init; the same flag, and a program of its own, compiled on first use.
+ *   - Other axes (axis_stride > 1) do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED), and
+ *     dlscan_reduce and dlscan_reduce_by_key take none.
+ *   - A state wider than 8 bytes (along rows or in segments, than 4 bytes) takes more descriptor
+ *     storage than dlscan_reserve(n) provides, and a scan along rows or in segments needs its
  *     program: before capturing such a scan in a graph, call dlscan_reserve_scan with its
  *     arguments (which compiles the program where it is missing).
  * On a GPU handle the operator is CUDA C source, compiled by NVRTC (CUDA's run-time compiler,

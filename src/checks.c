@@ -276,7 +276,7 @@ static size_t dl_item_alignment(size_t bytes)
 }
 
 /* A scan with a user operator (args->custom): its own sizes in place of the types, over offsets,
- * along rows or neither, and none of the keys, the columns or the reduction yet. */
+ * by key, along rows or none of them, and neither the columns nor the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
                                           int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
@@ -287,10 +287,6 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
                        op->device_memory ? "GPU" : "CPU", h->backend->name);
     if (reduce)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_reduce does not take a user operator yet");
-    if (a->d_keys)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator scans no segments by key yet: give them as offsets (d_offsets), or "
-                       "rows of one length (axis_length)");
     if (a->exclusive != 0 && a->exclusive != 1)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exclusive = %d is not 0 or 1", a->exclusive);
     if (a->init && a->d_init)
@@ -298,7 +294,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     dlscan_status status;
     if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS || (status = dl_check_axis(h, a)) != DLSCAN_SUCCESS)
         return status;
-    const int rows = a->axis_length != 0, segmented = rows || a->d_offsets;
+    const int rows = a->axis_length != 0, segmented = rows || a->d_offsets || a->d_keys;
     if (rows && a->axis_stride > 1)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
                        "axis_stride = %zu: a user operator scans along rows (axis_stride 0 or 1) only, not "
@@ -334,7 +330,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         if ((status = dl_check_buffers(h, buffers, op->in2_bytes ? 3 : 2)) != DLSCAN_SUCCESS)
             return status;
     }
-    if (a->d_offsets && !unbuffered && (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
+    if ((a->d_offsets || a->d_keys) && !unbuffered &&
+        (status = dl_check_segment_buffers(h, a, in_bytes, bytes)) != DLSCAN_SUCCESS)
         return status;
     if ((status = dl_check_init_total(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS ||
         (status = dl_check_totals(h, a, state, 4, in_bytes, in2_bytes, bytes)) != DLSCAN_SUCCESS)
@@ -352,6 +349,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         .exclusive = a->exclusive,
         .init = a->d_init,
         .total = a->d_total,
+        .keys = a->d_keys,
+        .key_size = a->d_keys ? dl_type_size(a->key_type) : 0,
         .offsets = a->d_offsets,
         .num_segments = a->num_segments,
         .axis_length = a->axis_length,

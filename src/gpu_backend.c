@@ -340,8 +340,9 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
                        "args->custom was made for device %d, and this handle scans on device %d",
                        r->custom->device, s->device);
     } else if (r->custom) {
-        dl_user_params user = {.scan = params, .in2 = r->in2, .offsets = r->offsets, .num_segments = r->num_segments};
-        user.scan.row_length = rows ? r->axis_length : 0; /* (its programs of rows and of offsets: dl_scan_reserve) */
+        dl_user_params user = {.scan = params, .in2 = r->in2, .offsets = r->offsets, .num_segments = r->num_segments,
+                               .keys = r->keys, .key_size = (uint32_t)r->key_size};
+        user.scan.row_length = rows ? r->axis_length : 0; /* (its programs of segments: dl_scan_reserve) */
         user.row_inverse = rows ? 1.0 / (double)r->axis_length : 0.0;
         user.scan.totals = r->totals;
         memcpy(user.seed, r->init_state, sizeof user.seed);

@@ -63,8 +63,8 @@ struct dlscan_operator {
     int has_item2;                               /* load's item2, the GPU code's dlscan_constant */
     char *text;             /* GPU: the source, for the later programs */
     void *library[DL_USER_PROGRAMS]; /* GPU: the loaded programs (cudaLibrary_t, launch.h's
-                               DL_USER_PROGRAM_*): one scan; along rows and over offsets, each made
-                               when first needed */
+                               DL_USER_PROGRAM_*): one scan; along rows, over offsets and by key,
+                               each made when first needed */
     const void *kernels[DL_USER_PROGRAMS][4]; /* GPU (cudaKernel_t), each program's: one block per
                                   tile, tree and left fold; persistent, tree and left fold */
     double milliseconds;    /* dlscan_operator_info */

@@ -5,9 +5,9 @@
  * kernel. NVRTC (libnvrtc) is loaded with dlopen when first needed, so that dlscan runs where it is
  * absent; $DLSCAN_NVRTC names its file, or is "off".
  *
- * An operator has three programs (user_kernel.cuh, DL_USER_SEGMENTED): one scan of n items,
- * compiled when the operator is made; scans along rows and segmented scans over offsets, each
- * compiled when a call first needs it (or dlscan_reserve_scan names one).
+ * An operator has four programs (user_kernel.cuh, DL_USER_SEGMENTED): one scan of n items,
+ * compiled when the operator is made; scans along rows, and segmented scans over offsets and by
+ * key, each compiled when a call first needs it (or dlscan_reserve_scan names one).
  *
  * The cubins are cached, keyed by a 128-bit hash of everything that makes them: the library's
  * version, the GPU's architecture, NVRTC's version, the generated source (the operator's text,
@@ -262,7 +262,8 @@ static void dl_disk_keep(const char *key, const void *cubin, size_t bytes)
  * `program`. */
 static size_t dl_user_ring_bytes(const struct dlscan_operator *op, int program)
 {
-    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, program), op->in_bytes, op->in2_bytes);
+    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, program), op->in_bytes, op->in2_bytes,
+                                       program == DL_USER_PROGRAM_KEYS);
     return (size_t)DL_USER_STAGES(stage) * stage;
 }
 
@@ -452,13 +453,14 @@ void dl_jit_free(struct dlscan_operator *op)
 
 /* The persistent kernel where the policy row runs them (sm_90), for more tiles than its
  * threshold and 16-byte aligned inputs (bulk copies); else one block per tile. Along rows
- * (row_length set) or over offsets, that program, which dl_jit_build has loaded. */
+ * (row_length set), over offsets or by key, that program, which dl_jit_build has loaded. */
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int program = DL_USER_PROGRAM(p->row_length, params->offsets);
-    const int aligned = (uintptr_t)p->in % 16 == 0 && (!params->in2 || (uintptr_t)params->in2 % 16 == 0);
+    const int program = DL_USER_PROGRAM(p->row_length, params->offsets, params->keys);
+    const int aligned = (uintptr_t)p->in % 16 == 0 && (uintptr_t)params->in2 % 16 == 0 &&
+                        (uintptr_t)params->keys % 16 == 0;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
     cudaLaunchAttribute attribute;

@@ -160,13 +160,22 @@ static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_r
 }
 
 /* In one loop, from the init: over offsets each segment from the host's init (the items outside
- * them not written); along rows each row, its total to d_totals; else the whole, its total to
- * d_total. */
+ * them not written); by key each run of keys of the same bits from it; along rows each row, its
+ * total to d_totals; else the whole, its total to d_total. */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     (void)h;
     const struct dlscan_operator *op = r->custom;
     unsigned char acc[DLSCAN_STATE_MAX_BYTES];
+    if (r->keys) {
+        const unsigned char *key = r->keys;
+        for (size_t i = 0; i < r->n; ++i, key += r->key_size) {
+            if (i == 0 || memcmp(key - r->key_size, key, r->key_size) != 0)
+                memcpy(acc, r->init_state, op->state_bytes);
+            dl_cpu_custom_item(op, r, i, acc);
+        }
+        return DLSCAN_SUCCESS;
+    }
     if (r->offsets) {
         for (size_t k = 0; k < r->num_segments; ++k) {
             memcpy(acc, r->init_state, op->state_bytes);

@@ -35,6 +35,9 @@ typedef struct op_call {
     void *totals;       /* along rows: each row's total comes back here (host), or NULL */
     const size_t *offsets; /* segments: num_segments + 1 offsets (host), or NULL */
     size_t num_segments;
+    const void *keys;      /* segments by key: n keys of key_bytes (host), or NULL */
+    dlscan_type key_type;
+    size_t key_bytes;
 } op_call;
 
 #define PAD_ITEMS 4 /* poisoned items past the output, which must stay poisoned */
@@ -82,6 +85,15 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
         a.d_offsets = d_offsets;
         a.num_segments = c->num_segments;
     }
+    unsigned char *d_keys = NULL;
+    if (c->keys) { /* (one key past 16-byte alignment in half the variants: the kernels' other path) */
+        const size_t shift = c->exclusive != (c->init != INIT_NONE) ? c->key_bytes : 0;
+        d_keys = m->alloc((n + 1) * c->key_bytes, m->context);
+        if (n)
+            m->upload(d_keys + shift, c->keys, n * c->key_bytes, m->context);
+        a.d_keys = d_keys + shift;
+        a.key_type = c->key_type;
+    }
     if (d_totals)
         m->fill(d_totals, TEST_POISON_BYTE, totals_bytes, m->context);
     CHECK_OK(h, dlscan_scan(h, &a, m->stream));
@@ -119,6 +131,8 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
     m->release(d_state, m->context);
     if (d_offsets)
         m->release(d_offsets, m->context);
+    if (d_keys)
+        m->release(d_keys, m->context);
 }
 
 /* The variants of a size: exclusive, init, total, in place, cycled by the case number. */
@@ -185,7 +199,7 @@ static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_typ
             }
         }
         op_call c = {op, 2 * size, size, scalar ? 0 : size, size, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, 0, NULL, NULL, 0};
+                     scalar ? b : a, scalar ? NULL : b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
         op_variant(&c, s, scalar);
         const double h0 = c.init != INIT_NONE ? 2 * uniform(rng) - 1 : 0.0;
         unsigned char init[16], total[16];
@@ -269,7 +283,7 @@ static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m,
                 memcpy(in + 8 * i, &x[i], 8);
             }
         }
-        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0};
+        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
         op_variant(&c, s, 1);
         unsigned char init[16], total[16];
         double init_value = 1; /* products: the init's value; logsumexp: its maximum (s = 1) */
@@ -525,7 +539,7 @@ static void check_complex_recurrence(dlscan_handle_t h, const test_memory *m, dl
             }
         }
         op_call c = {op, 4 * size, item, scalar ? 0 : item, item, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0};
+                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -616,7 +630,7 @@ static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_op
         unsigned char init[32], total[32], acc[32], before[32];
         draw(init, rng);
         op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL,
-                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0};
+                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -721,7 +735,7 @@ void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, 
         in[i] = (uint32_t)test_random(rng);
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, &sum, &op));
-    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0};
+    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
     unsigned char total[4];
     op_run(h, m, &c, mine, total);
     uint32_t *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
@@ -753,7 +767,7 @@ void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng
         a[i] = 0.5 + 0.5 * uniform(rng), b[i] = 2 * uniform(rng) - 1;
     const double start[2] = {1.0, 0.25};
     double total[2];
-    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL, NULL, 0};
+    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
     op_run(h, m, &c, whole, total);
 
     double *d_a = m->alloc((n + 1) * 8, m->context), *d_b = m->alloc((n + 1) * 8, m->context);
@@ -813,7 +827,7 @@ static void check_rows_recurrence(dlscan_handle_t h, const test_memory *m, size_
             b[i] = (float)(2 * uniform(rng) - 1);
         }
         const float init[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
-        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL, NULL, 0};
+        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
         rows_variant(&c, s, 1);
         float total[2];
         op_run(h, m, &c, out, total);
@@ -888,11 +902,44 @@ static size_t draw_offsets(size_t n, int kind, size_t tile, uint64_t *rng, size_
     return count;
 }
 
+/* By key, the case's segments as keys (malloc'd; n items of *bytes), of a type cycled by `number`
+ * (1-, 2-, 4- and 8-byte keys): the items before the first segment count 0, segment k's k + 1,
+ * those after the last num_segments + 1; count c makes the key (c / 2) times an odd constant, its
+ * top bit flipped where c is odd, so that neighbours differ in their top byte alone (float32's 0.0
+ * and -0.0 among them) or, across an empty segment, in their low bytes (empty segments vanish). */
+static unsigned char *keys_of(const size_t *offsets, size_t segments, size_t n, int number, dlscan_type *type,
+                              size_t *bytes)
+{
+    static const dlscan_type types[] = {DLSCAN_UINT8, DLSCAN_INT16, DLSCAN_FLOAT32, DLSCAN_UINT64};
+    static const size_t sizes[] = {1, 2, 4, 8};
+    *type = types[number % 4];
+    *bytes = sizes[number % 4];
+    unsigned char *keys = malloc(n * *bytes + 1);
+    CHECK(keys, "malloc");
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        while (k <= segments && offsets[k] <= i)
+            ++k; /* (the offsets at or before i: 0 before the segments, segment k - 1's, n + 1 after) */
+        const uint64_t key = k / 2 * 0x9e3779b97f4a7c15u;
+        memcpy(keys + i * *bytes, &key, *bytes); /* (the low bytes, on a little-endian host) */
+        keys[i * *bytes + *bytes - 1] ^= (unsigned char)((k & 1) << 7);
+    }
+    return keys;
+}
+
+/* By key, whether item i starts a run of keys of the same bits. */
+static int key_head(const op_call *c, size_t i)
+{
+    const unsigned char *keys = c->keys;
+    return i == 0 || memcmp(keys + i * c->key_bytes, keys + (i - 1) * c->key_bytes, c->key_bytes) != 0;
+}
+
 /* An exact operator (d's combine, on bytes) over offsets: out[i] for the items of each segment
  * against a sequential fold from the init, the items outside the segments unwritten (poisoned,
- * or in place the input's). */
+ * or in place the input's). by_key: the same segments as keys (keys_of), every item in a run. */
 static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d,
-                                const char *name, size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+                                const char *name, int by_key, size_t max_n, uint64_t *rng,
+                                void (*draw)(void *state, uint64_t *rng))
 {
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, d, &op));
@@ -910,11 +957,26 @@ static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const d
                 draw(in + i * bytes, rng);
             unsigned char init[32], acc[32], before[32];
             draw(init, rng);
-            op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments};
+            op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
+            if (by_key) {
+                c.keys = keys_of(offsets, segments, n, number, &c.key_type, &c.key_bytes);
+                c.offsets = NULL, c.num_segments = 0;
+            }
             rows_variant(&c, number, 1);
             op_run(h, m, &c, out, NULL);
             int bad = 0;
-            for (size_t k = 0; k < segments && bad < 5; ++k) {
+            for (size_t i = 0; by_key && i < n && bad < 5; ++i) {
+                if (key_head(&c, i))
+                    memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
+                memcpy(before, acc, bytes);
+                d->combine(acc, acc, in + i * bytes);
+                if (memcmp(out + i * bytes, c.exclusive ? before : acc, bytes) != 0) {
+                    EXPECT(0, "%s n = %zu by %zu-byte key (kind %d, %s, init %d) item %zu differs", name, n,
+                           c.key_bytes, kind, c.exclusive ? "exclusive" : "inclusive", c.init, i);
+                    ++bad;
+                }
+            }
+            for (size_t k = 0; !by_key && k < segments && bad < 5; ++k) {
                 memcpy(acc, c.init != INIT_NONE ? init : d->identity, bytes);
                 for (size_t i = offsets[k]; i < offsets[k + 1] && bad < 5; ++i) {
                     memcpy(before, acc, bytes);
@@ -926,7 +988,7 @@ static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const d
                     }
                 }
             }
-            for (size_t i = 0; i < n && bad < 5; ++i) {
+            for (size_t i = 0; !by_key && i < n && bad < 5; ++i) {
                 if (i >= offsets[0] && i < offsets[segments])
                     continue;
                 int kept = 1;
@@ -938,14 +1000,15 @@ static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const d
                     ++bad;
                 }
             }
-            free(in), free(out), free(offsets);
+            free(in), free(out), free(offsets), free((void *)c.keys);
         }
     dlscan_operator_destroy(op);
 }
 
 /* The float32 recurrence over offsets (two inputs, load and store), exact: a is +-1 and b a small
- * integer, so every h is an integer below 2^24. */
-static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+ * integer, so every h is an integer below 2^24. by_key: the same segments as keys. */
+static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, int by_key, size_t max_n,
+                                     uint64_t *rng)
 {
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
@@ -964,11 +1027,27 @@ static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, si
                 b[i] = (float)((int)(test_random(rng) % 9) - 4);
             }
             const float init[2] = {1.0f, (float)((int)(test_random(rng) % 9) - 4)};
-            op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments};
+            op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
+            if (by_key) {
+                c.keys = keys_of(offsets, segments, n, number, &c.key_type, &c.key_bytes);
+                c.offsets = NULL, c.num_segments = 0;
+            }
             rows_variant(&c, number, 0);
             op_run(h, m, &c, out, NULL);
             int bad = 0;
-            for (size_t k = 0; k < segments && bad < 5; ++k) {
+            double hk = 0.0;
+            for (size_t i = 0; by_key && i < n && bad < 5; ++i) {
+                if (key_head(&c, i))
+                    hk = c.init != INIT_NONE ? init[1] : 0.0;
+                const double before = hk;
+                hk = a[i] * hk + b[i];
+                if (out[i] != (float)(c.exclusive ? before : hk)) {
+                    EXPECT(0, "recurrence n = %zu by %zu-byte key (kind %d) item %zu: %g, want %g", n, c.key_bytes,
+                           kind, i, (double)out[i], c.exclusive ? before : hk);
+                    ++bad;
+                }
+            }
+            for (size_t k = 0; !by_key && k < segments && bad < 5; ++k) {
                 double hx = c.init != INIT_NONE ? init[1] : 0.0;
                 for (size_t i = offsets[k]; i < offsets[k + 1] && bad < 5; ++i) {
                     const double before = hx;
@@ -980,7 +1059,7 @@ static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, si
                     }
                 }
             }
-            free(a), free(b), free(out), free(offsets);
+            free(a), free(b), free(out), free(offsets), free((void *)c.keys);
         }
     dlscan_operator_destroy(op);
 }
@@ -988,10 +1067,12 @@ static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, si
 void operator_check_segments(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
 {
     on_gpu = dlscan_backend_name(h)[0] == 'g';
-    check_offsets_exact(h, m, &sum, "user sum", max_n, rng, draw_word);
-    check_offsets_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max);
-    check_offsets_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n / 2, rng, draw_matrix32);
-    check_offsets_recurrence(h, m, max_n, rng);
+    for (int by_key = 0; by_key < 2; ++by_key) {
+        check_offsets_exact(h, m, &sum, "user sum", by_key, max_n, rng, draw_word);
+        check_offsets_exact(h, m, &arg, "arg-max", by_key, max_n, rng, draw_arg_max);
+        check_offsets_exact(h, m, &matrices32, "2x2 uint32 matrices", by_key, max_n / 2, rng, draw_matrix32);
+        check_offsets_recurrence(h, m, by_key, max_n, rng);
+    }
 }
 
 /* ---------------------------------------------------------------- refusals */
@@ -1048,8 +1129,13 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
     dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
     a.custom = op, a.d_in = d_in, a.d_out = d_out, a.n = n;
     dlscan_scan_args bad = a;
-    bad.d_keys = d_in, bad.key_type = DLSCAN_INT32;
-    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments by key: %s", dlscan_last_error(h));
+    bad.d_keys = d_out, bad.key_type = DLSCAN_INT32;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_OVERLAP, "keys in d_out: %s", dlscan_last_error(h));
+    bad = a, bad.d_keys = d_in, bad.key_type = DLSCAN_INT32, bad.d_total = d_out + 4 * (n - 1);
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "keys with d_total: %s",
+           dlscan_last_error(h));
+    bad = a, bad.d_keys = d_in, bad.key_type = (dlscan_type)99;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_TYPE, "keys of type 99: %s", dlscan_last_error(h));
     bad = a, bad.d_offsets = d_offsets, bad.num_segments = 1, bad.d_total = d_out + 4 * (n - 1);
     EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "segments with d_total: %s",
            dlscan_last_error(h));

@@ -1117,8 +1117,8 @@ Test(cli, standard_input_and_output)
 
 /* --op prod and logsumexp (user operators), chained over chunks through the carry, on the CPU
  * backend, prod along rows with their totals and over offsets (segments across chunks, an empty
- * one, items outside them copied); refused with keys, columns, another output type, or
- * logsumexp's totals. */
+ * one, items outside them copied) and by key (runs across chunks); refused with columns, another
+ * output type, or logsumexp's totals. */
 Test(cli, prod_and_logsumexp)
 {
     static const char items[] = "3 -2 5 7 -1 4 2 9 -3 6 1 8";
@@ -1166,11 +1166,16 @@ Test(cli, prod_and_logsumexp)
     expect_success(&r);
     cr_expect_str_eq(r.out, "3\n-2\n-10\n-70\n-1\n-4\n-8\n-72\n216\n6\n6\n8\n");
     cli_run_free(&r);
-    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
-                           "--keys", in_work("offsets.txt"), "--format", "text", "-", "-");
-    expect_error(&r, 1, "takes no --keys");
-    cli_run_free(&r);
     unlink(in_work("offsets.txt"));
+    /* by key: runs [0, 3), [3, 4), [4, 9), [9, 12), across chunks of 5, from --init 2 */
+    write_file(in_work("keys.txt"), "7 7 7 -0 0 0 0 0 0 5 5 5", 24);
+    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
+                           "--init", "2", "--keys", in_work("keys.txt"), "--key-type", "float32", "--format", "text",
+                           "--chunk-items", "5", "-", "-");
+    expect_success(&r);
+    cr_expect_str_eq(r.out, "6\n-12\n-60\n14\n-2\n-8\n-16\n-144\n432\n12\n12\n96\n");
+    cli_run_free(&r);
+    unlink(in_work("keys.txt"));
     static const char *const refused[][4] = {
         {"prod", "--axis-stride", "2", "scans along rows only"},
         {"logsumexp", "--totals", "t", "writes no --totals"},

@@ -138,8 +138,8 @@ def _as_bytes(array, name):
     return array
 
 
-def scan(x, op, *, initial=None, axis=None, offsets=None, out=None, exclusive=False, deterministic=False,
-         stream=None):
+def scan(x, op, *, initial=None, axis=None, offsets=None, keys=None, out=None, exclusive=False,
+         deterministic=False, stream=None):
     """The inclusive (or exclusive) scan of x with the Operator op: out[t] is the store of
     initial combined with the load of every item up to t (before t where exclusive).
 
@@ -149,7 +149,9 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, out=None, exclusive=Fa
     CuPy) on their GPU (op's source). initial: a state (default: the identity); axis: None (x
     flattened) or the last axis of the items (each row from initial); offsets: a segmented scan
     of x flattened, as cumsum's offsets= (int64 or uint64, each segment from initial, the items
-    outside them not written); out: where to write (new otherwise: op's out dtype, or its
+    outside them not written); keys: a segmented scan of x flattened by runs of equal keys (an
+    array of n keys of a real kind, where x lives, compared bit for bit; each run from initial);
+    out: where to write (new otherwise: op's out dtype, or its
     state's, of x's items' shape; for CUDA arrays an output of a structured dtype needs out=,
     e.g. a tensor whose last axis holds an output).
 
@@ -172,8 +174,11 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, out=None, exclusive=Fa
                          f"{_item_shape(x2, op._desc[5], 'x[1]')}")
     n = math.prod(shape)
     row_length = 0
-    if axis is not None and offsets is not None:
-        raise ValueError("dlscan.scan: axis with offsets: a segmented scan runs over x flattened (pass axis=None)")
+    if offsets is not None and keys is not None:
+        raise ValueError("dlscan.scan: keys and offsets are both given: segments come from one or the other")
+    if axis is not None and (offsets is not None or keys is not None):
+        raise ValueError(f"dlscan.scan: axis with {'offsets' if keys is None else 'keys'}: a segmented scan runs "
+                         "over x flattened (pass axis=None)")
     if axis is not None:
         ndim = max(len(shape), 1)
         if not isinstance(axis, int) or isinstance(axis, bool):
@@ -207,7 +212,7 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, out=None, exclusive=Fa
         initial = numpy.asarray(initial if not isinstance(initial, list) else tuple(initial), op.state).tobytes()
     op._error = None
     _dlscan._scan_with(op, _as_bytes(x, "x"), None if x2 is None else _as_bytes(x2, "x[1]"), _as_bytes(out, "out"),
-                       n, row_length, offsets, exclusive, initial, deterministic, stream, "scan")
+                       n, row_length, offsets, keys, exclusive, initial, deterministic, stream, "scan")
     if op._error is not None:
         error, op._error = op._error, None
         raise error

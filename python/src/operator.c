@@ -74,12 +74,13 @@ static dlscan_operator_t dlpy_builtin(dlscan_handle_t h, int which, int kind, co
 }
 
 /* One dlscan_scan with op of n items from in (and in2 where it holds an array) into out, rows of
- * row_length (0: one scan) or the segments of `segments` (where it holds an array), from init
- * (NULL: the identity): a new reference to `success`, or NULL with the exception of its failure. */
+ * row_length (0: one scan) or the segments of `segments` (where it holds an array: offsets, or
+ * where by_key, keys), from init (NULL: the identity): a new reference to `success`, or NULL with
+ * the exception of its failure. */
 static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_array *in, const dlpy_array *in2,
-                          const dlpy_array *out, const dlpy_array *segments, size_t n, size_t row_length,
-                          int exclusive, const void *init, const dlpy_place *place, PyObject *success,
-                          const char *func)
+                          const dlpy_array *out, const dlpy_array *segments, int by_key, size_t n,
+                          size_t row_length, int exclusive, const void *init, const dlpy_place *place,
+                          PyObject *success, const char *func)
 {
     dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
     args.custom = op;
@@ -88,8 +89,13 @@ static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_ar
     args.d_out = out->data;
     args.n = n;
     args.axis_length = row_length;
-    args.d_offsets = segments->object ? (const size_t *)segments->data : NULL;
-    args.num_segments = segments->object ? segments->n - 1 : 0;
+    if (segments->object && by_key) {
+        args.d_keys = segments->data;
+        args.key_type = dlpy_type(segments->kind);
+    } else if (segments->object) {
+        args.d_offsets = (const size_t *)segments->data;
+        args.num_segments = segments->n - 1;
+    }
     args.exclusive = exclusive;
     args.init = init;
     dlscan_status status;
@@ -203,7 +209,7 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
         }
     }
     const dlpy_array none = DLPY_ARRAY_EMPTY;
-    returned = dlpy_run(h, op, &in, &in2, &result, &none, in.n, row_length, exclusive, has_initial ? init : NULL,
+    returned = dlpy_run(h, op, &in, &in2, &result, &none, 0, in.n, row_length, exclusive, has_initial ? init : NULL,
                         &place, result.object, func);
 done:
     dlpy_restore_device(previous_device);
@@ -297,20 +303,20 @@ static int dlpy_read_desc(PyObject *desc_object, dlscan_operator_desc *d, const 
     return 0;
 }
 
-/* _scan_with(op, x, x2, out, n, row_length, offsets, exclusive, initial, deterministic, stream,
- * func): dlscan.scan's call (dlscan/_operator.py has worked out the items): n items, whose bytes
- * are x's (and x2's, or None) and out's, any element kind, rows of row_length items (0: one
- * scan) or the segments of offsets (or None), from initial (the state's bytes, or None: the
- * identity). Returns None. */
+/* _scan_with(op, x, x2, out, n, row_length, offsets, keys, exclusive, initial, deterministic,
+ * stream, func): dlscan.scan's call (dlscan/_operator.py has worked out the items): n items, whose
+ * bytes are x's (and x2's, or None) and out's, any element kind, rows of row_length items (0: one
+ * scan) or the segments of offsets or of keys (n of them, of a real kind; or both None), from
+ * initial (the state's bytes, or None: the identity). Returns None. */
 PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *owner, *x, *x2, *out, *offsets, *initial, *stream;
+    PyObject *owner, *x, *x2, *out, *offsets, *keys, *initial, *stream;
     Py_ssize_t n, row_length;
     int exclusive, deterministic;
     const char *func;
-    if (!PyArg_ParseTuple(args, "OOOOnnOpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &row_length, &offsets,
-                          &exclusive, &initial, &deterministic, &stream, &func))
+    if (!PyArg_ParseTuple(args, "OOOOnnOOpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &row_length, &offsets,
+                          &keys, &exclusive, &initial, &deterministic, &stream, &func))
         return NULL;
     PyObject *desc_object = PyObject_GetAttrString(owner, "_desc");
     if (!desc_object)
@@ -328,8 +334,17 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     if (dlpy_array_take_nd(&in, x, func, "x", &place, 1, 0) < 0 ||
         (x2 != Py_None && dlpy_array_take_nd(&in2, x2, func, "x[1]", &place, 0, 0) < 0) ||
         dlpy_array_take_nd(&result, out, func, "out", &place, 0, 1) < 0 ||
-        (offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0))
+        (offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0) ||
+        (keys != Py_None && dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0))
         goto done;
+    if (keys != Py_None && (segments.kind == DLPY_COMPLEX64 || segments.kind == DLPY_COMPLEX128)) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: keys must be of a real kind, not complex", func);
+        goto done;
+    }
+    if (keys != Py_None && segments.n != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and x %zd", func, segments.n, n);
+        goto done;
+    }
     const struct {
         const dlpy_array *a;
         size_t item_bytes;
@@ -360,7 +375,7 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     const dlscan_operator_t op = dlpy_kept((dlpy_operator){.h = h, .owner = owner}, &d, func);
     if (!op)
         goto done;
-    returned = dlpy_run(h, op, &in, &in2, &result, &segments, (size_t)n, (size_t)row_length, exclusive, init, &place,
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, (size_t)n, (size_t)row_length, exclusive, init, &place,
                         Py_None, func);
 done:
     dlpy_restore_device(previous_device);

@@ -305,6 +305,31 @@ def test_scan_with_an_operator_over_offsets(rng):
         dlscan.scan((a, b), recurrence_operator(), offsets=offsets.astype(np.int32))
 
 
+def test_scan_with_an_operator_by_key(rng):
+    """Segments by runs of equal keys (int16 and float32 keys: -0.0 and 0.0 differ), each from
+    initial; refusals."""
+    n = 5000
+    a, b = recurrence_inputs(rng, n, "float32")
+    for keys in (np.repeat(np.arange(80, dtype=np.int16) % 3, 63)[:n],
+                 np.where(np.arange(n) // 50 % 2 == 0, 0.0, -0.0).astype(np.float32)):
+        keys = np.concatenate([keys, np.full(n - len(keys), 7, keys.dtype)])
+        out = dlscan.scan((a, b), recurrence_operator(), keys=keys, initial=(1, 0.5))
+        starts = np.flatnonzero(np.concatenate([[True], keys.view(f"u{keys.itemsize}")[1:] !=
+                                                keys.view(f"u{keys.itemsize}")[:-1]]))
+        assert len(starts) > 10
+        for first, end in zip(starts, list(starts[1:]) + [n]):
+            want, magnitude = recurrence(a[first:end], b[first:end], 0.5)
+            assert np.all(np.abs(out[first:end].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    with pytest.raises(ValueError, match="both"):
+        dlscan.scan((a, b), recurrence_operator(), keys=keys, offsets=np.array([0, n], np.int64))
+    with pytest.raises(ValueError, match="axis with keys"):
+        dlscan.scan((a, b), recurrence_operator(), keys=keys, axis=-1)
+    with pytest.raises(ValueError, match="keys has 4999 items"):
+        dlscan.scan((a, b), recurrence_operator(), keys=keys[1:])
+    with pytest.raises(TypeError, match="complex"):
+        dlscan.scan((a, b), recurrence_operator(), keys=keys.astype(np.complex64))
+
+
 def test_scan_with_c_functions():
     """combine as a ctypes function, and as its address."""
     import ctypes
@@ -370,6 +395,12 @@ def test_scan_with_an_operator_on_the_gpu(rng):
         want, magnitude = recurrence(a[segment], b[segment], 0)
         assert np.all(np.abs(h[segment].astype(np.longdouble) - want) <= tolerance("float32") * (magnitude + 1e-30))
     assert np.all(np.isnan(h[:5])) and np.all(np.isnan(h[n - 2:]))
+    keys = np.repeat(np.arange(n // 700 + 1, dtype=np.int64) * 0x100000001, 700)[:n]  # (runs differ in high bits)
+    h = dlscan.scan((torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()), op, keys=torch.from_numpy(keys).cuda(),
+                    initial=(1, 0.5)).cpu().numpy()
+    for first in range(0, n, 700):
+        want, magnitude = recurrence(a[first:first + 700], b[first:first + 700], 0.5)
+        assert np.all(np.abs(h[first:first + 700].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
     for shape, axis in (((1_000_003,), None), ((64, 3000), -1)):
         a, b = recurrence_inputs(rng, int(np.prod(shape)), "float32")
         a, b = a.reshape(shape), b.reshape(shape)
