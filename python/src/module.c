@@ -204,27 +204,32 @@ static PyMethodDef dlpy_methods[] = {
      "order. out: (keys, values), either None.\n\n"
      "Returns (keys, values, count), as select does."},
     {"linear_recurrence", (PyCFunction)(void (*)(void))dlpy_linear_recurrence, METH_VARARGS | METH_KEYWORDS,
-     "linear_recurrence(a, b, *, initial=0.0, axis=None, out=None, exclusive=False,\n"
-     "                  deterministic=False, stream=None)\n--\n\n"
+     "linear_recurrence(a, b, *, initial=0.0, axis=None, keys=None, offsets=None, out=None,\n"
+     "                  exclusive=False, deterministic=False, stream=None)\n--\n\n"
      "h[t] = a[t] * h[t-1] + b[t] with h[-1] = initial, for float32, float64, complex64 or\n"
      "complex128 arrays a and b of one length and type (a may be one number for every item), as\n"
      "one scan (dlscan.h, \"Your own operator\"): the state-space (complex for S4D and S5) and\n"
      "linear-RNN recurrences, moving averages, IIR filters.\n"
      "exclusive: out[t] = h[t-1]. The scan runs over the arrays flattened (axis=None), or along\n"
-     "their last axis (axis=-1: each row from initial, as a batch of [B, L]). On a GPU the first\n"
-     "call of a type compiles the operator (NVRTC), which is then cached.\n\n"
+     "their last axis (axis=-1: each row from initial, as a batch of [B, L]). keys or offsets\n"
+     "(as cumsum's: packed sequences of other lengths, e.g. offsets = cu_seqlens): each segment\n"
+     "from initial, over the arrays flattened; over offsets the items outside the segments are\n"
+     "not written (complex128 takes no segments). On a GPU the first call of a type compiles the\n"
+     "operator (NVRTC), which is then cached.\n\n"
      "Returns out, of b's type and shape."},
     {"cumprod", (PyCFunction)(void (*)(void))dlpy_cumprod, METH_VARARGS | METH_KEYWORDS,
-     "cumprod(x, *, axis=None, out=None, deterministic=False, stream=None)\n--\n\n"
+     "cumprod(x, *, axis=None, keys=None, offsets=None, out=None, deterministic=False,\n"
+     "        stream=None)\n--\n\n"
      "The running product of x (int32, uint32, int64, uint64 wrapping around; float32,\n"
      "float64), as numpy.cumprod of x flattened (axis=None) or along its last axis (axis=-1),\n"
-     "through a user operator.\n\n"
+     "or of each segment (keys or offsets, as cumsum's), through a user operator.\n\n"
      "Returns out."},
     {"logcumsumexp", (PyCFunction)(void (*)(void))dlpy_logcumsumexp, METH_VARARGS | METH_KEYWORDS,
-     "logcumsumexp(x, *, axis=None, out=None, deterministic=False, stream=None)\n--\n\n"
+     "logcumsumexp(x, *, axis=None, keys=None, offsets=None, out=None, deterministic=False,\n"
+     "             stream=None)\n--\n\n"
      "log(exp(x[0]) + ... + exp(x[t])) without overflow (torch.logcumsumexp; float32,\n"
-     "float64), over x flattened (axis=None) or along its last axis (axis=-1), through a user\n"
-     "operator.\n\n"
+     "float64), over x flattened (axis=None), along its last axis (axis=-1) or in each segment\n"
+     "(keys or offsets, as cumsum's), through a user operator.\n\n"
      "Returns out."},
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,
      "reserve(x, *, dtype=None, axis=None)\n--\n\n"

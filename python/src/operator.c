@@ -111,17 +111,29 @@ static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_ar
  * into a new array like x (or out=), starting from the state `initial` (two numbers: a recurrence's
  * (1, h0), logsumexp's (x0, 1)), or the identity where has_initial is 0. a: a recurrence's scalar
  * a (real, imaginary), or NULL. A recurrence of complex items runs the complex recurrence on
- * their parts' type, from (1, h0) with h0 complex. */
+ * their parts' type, from (1, h0) with h0 complex. keys or offsets (or both None): a segmented
+ * scan of x flattened, each segment from the initial state. */
 static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const double *a, int has_initial,
-                                   double initial_first, Py_complex initial_second, PyObject *axis, PyObject *out,
-                                   int exclusive, int deterministic, PyObject *stream, const char *func)
+                                   double initial_first, Py_complex initial_second, PyObject *axis, PyObject *keys,
+                                   PyObject *offsets, PyObject *out, int exclusive, int deterministic,
+                                   PyObject *stream, const char *func)
 {
     dlpy_place place = {.device = DLPY_HOST,
                         .stream = stream == Py_None ? NULL : stream,
                         .takes_complex = which == DLSCAN_BUILTIN_LINEAR_RECURRENCE};
-    dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY;
+    dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY, segments = DLPY_ARRAY_EMPTY;
     PyObject *returned = NULL;
     int previous_device = -1;
+    if (keys != Py_None && offsets != Py_None) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys and offsets are both given: segments come from one or the "
+                     "other", func);
+        return NULL;
+    }
+    if (axis != Py_None && (keys != Py_None || offsets != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: axis with %s: a segmented scan runs over the items flattened "
+                     "(pass axis=None)", func, keys != Py_None ? "keys" : "offsets");
+        return NULL;
+    }
     if (dlpy_array_take_nd(&in, x, func, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", &place, 1, 0) < 0)
         return NULL;
     /* axis=: None (x flattened), or the last dimension: rows (dlscan.h's scans along an axis of
@@ -155,12 +167,25 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
                      func, a && a[1] != 0 ? "a" : "initial", dlpy_kinds[kind].name);
         goto done;
     }
-    if (kind == DLPY_COMPLEX128 && row_length) {
+    if (kind == DLPY_COMPLEX128 && (row_length || keys != Py_None || offsets != Py_None)) {
         PyErr_Format(PyExc_NotImplementedError,
-                     "dlscan.%s: complex128 items along an axis are not taken: their state (a, b) fills the "
-                     "32 bytes a state may have, and along rows it takes 4 more (dlscan.h, \"Your own "
-                     "operator\"); scan complex64 items, or each row with axis=None",
-                     func);
+                     "dlscan.%s: complex128 items %s are not taken: their state (a, b) fills the 32 bytes a "
+                     "state may have, and %s it takes 4 more (dlscan.h, \"Your own operator\"); scan complex64 "
+                     "items, or each %s on its own",
+                     func, row_length ? "along an axis" : "in segments", row_length ? "along rows" : "in segments",
+                     row_length ? "row with axis=None" : "segment");
+        goto done;
+    }
+    if ((offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0) ||
+        (keys != Py_None && dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0))
+        goto done;
+    if (keys != Py_None && (segments.kind == DLPY_COMPLEX64 || segments.kind == DLPY_COMPLEX128)) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: keys must be of a real kind, not complex", func);
+        goto done;
+    }
+    if (keys != Py_None && segments.n != in.n) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and %s %zu", func, segments.n,
+                     which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", in.n);
         goto done;
     }
     if (x2) {
@@ -208,63 +233,64 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
             memcpy(init + 8 * v, &state[v], 8);
         }
     }
-    const dlpy_array none = DLPY_ARRAY_EMPTY;
-    returned = dlpy_run(h, op, &in, &in2, &result, &none, 0, in.n, row_length, exclusive, has_initial ? init : NULL,
-                        &place, result.object, func);
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, in.n, row_length, exclusive,
+                        has_initial ? init : NULL, &place, result.object, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);
     dlpy_array_release(&in2);
     dlpy_array_release(&result);
+    dlpy_array_release(&segments);
     return returned;
 }
 
 PyObject *dlpy_linear_recurrence(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *keywords[] = {"a", "b", "initial", "axis", "out", "exclusive", "deterministic", "stream", NULL};
-    PyObject *a, *b, *axis = Py_None, *out = Py_None, *stream = Py_None;
+    static char *keywords[] = {"a",   "b",         "initial",       "axis",   "keys", "offsets",
+                               "out", "exclusive", "deterministic", "stream", NULL};
+    PyObject *a, *b, *axis = Py_None, *keys = Py_None, *offsets = Py_None, *out = Py_None, *stream = Py_None;
     Py_complex initial = {0.0, 0.0};
     int exclusive = 0, deterministic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$DOOppO:linear_recurrence", keywords, &a, &b, &initial,
-                                     &axis, &out, &exclusive, &deterministic, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$DOOOOppO:linear_recurrence", keywords, &a, &b, &initial,
+                                     &axis, &keys, &offsets, &out, &exclusive, &deterministic, &stream))
         return NULL;
     if (PyFloat_Check(a) || PyLong_Check(a) || PyComplex_Check(a)) { /* one a for every item: the scan reads b */
         const Py_complex one = PyComplex_AsCComplex(a);
         if (one.real == -1.0 && PyErr_Occurred())
             return NULL;
         const double scalar[2] = {one.real, one.imag};
-        return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, b, NULL, scalar, 1, 1.0, initial, axis, out,
-                                 exclusive, deterministic, stream, "linear_recurrence");
+        return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, b, NULL, scalar, 1, 1.0, initial, axis, keys,
+                                 offsets, out, exclusive, deterministic, stream, "linear_recurrence");
     }
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, a, b, NULL, 1, 1.0, initial, axis, out,
-                             exclusive, deterministic, stream, "linear_recurrence");
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_LINEAR_RECURRENCE, a, b, NULL, 1, 1.0, initial, axis, keys, offsets,
+                             out, exclusive, deterministic, stream, "linear_recurrence");
 }
 
 PyObject *dlpy_cumprod(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *keywords[] = {"x", "axis", "out", "deterministic", "stream", NULL};
-    PyObject *x, *axis = Py_None, *out = Py_None, *stream = Py_None;
+    static char *keywords[] = {"x", "axis", "keys", "offsets", "out", "deterministic", "stream", NULL};
+    PyObject *x, *axis = Py_None, *keys = Py_None, *offsets = Py_None, *out = Py_None, *stream = Py_None;
     int deterministic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpO:cumprod", keywords, &x, &axis, &out, &deterministic,
-                                     &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOOpO:cumprod", keywords, &x, &axis, &keys, &offsets, &out,
+                                     &deterministic, &stream))
         return NULL;
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_PRODUCT, x, NULL, NULL, 0, 0, (Py_complex){0, 0}, axis, out, 0,
-                             deterministic, stream, "cumprod");
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_PRODUCT, x, NULL, NULL, 0, 0, (Py_complex){0, 0}, axis, keys, offsets,
+                             out, 0, deterministic, stream, "cumprod");
 }
 
 PyObject *dlpy_logcumsumexp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *keywords[] = {"x", "axis", "out", "deterministic", "stream", NULL};
-    PyObject *x, *axis = Py_None, *out = Py_None, *stream = Py_None;
+    static char *keywords[] = {"x", "axis", "keys", "offsets", "out", "deterministic", "stream", NULL};
+    PyObject *x, *axis = Py_None, *keys = Py_None, *offsets = Py_None, *out = Py_None, *stream = Py_None;
     int deterministic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpO:logcumsumexp", keywords, &x, &axis, &out,
-                                     &deterministic, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOOpO:logcumsumexp", keywords, &x, &axis, &keys, &offsets,
+                                     &out, &deterministic, &stream))
         return NULL;
-    return dlpy_builtin_scan(DLSCAN_BUILTIN_LOGSUMEXP, x, NULL, NULL, 0, 0, (Py_complex){0, 0}, axis, out, 0,
-                             deterministic, stream, "logcumsumexp");
+    return dlpy_builtin_scan(DLSCAN_BUILTIN_LOGSUMEXP, x, NULL, NULL, 0, 0, (Py_complex){0, 0}, axis, keys, offsets,
+                             out, 0, deterministic, stream, "logcumsumexp");
 }
 
 /* ---- Operators of the caller's (dlscan.Operator) ---- */

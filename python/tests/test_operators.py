@@ -164,6 +164,49 @@ def test_along_the_last_axis(rng, dtype, shape, exclusive):
                        atol=(16 * np.sqrt(shape[-1]) + 64) * eps)
 
 
+def packed(rng, n):
+    """Packed sequences of other lengths (0 to 300, an empty one among them) as cu_seqlens, from
+    item 3 to n - 2 (the items outside them unwritten over offsets), and the same runs as keys."""
+    cuts = np.unique(np.concatenate([[3, 3, n - 2], rng.integers(3, n - 2, n // 150)]))
+    offsets = np.sort(np.concatenate([cuts, [cuts[len(cuts) // 2]]])).astype(np.int64)  # (an empty segment)
+    keys = np.zeros(n, np.int32)
+    for k in range(len(offsets) - 1):
+        keys[offsets[k]:offsets[k + 1]] = k + 1
+    keys[n - 2:] = len(offsets)
+    return offsets, keys
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["complex64"])
+def test_segments_of_the_built_ins(rng, dtype):
+    """linear_recurrence, cumprod and logcumsumexp over offsets and by key: each segment from
+    initial, over offsets the items outside them unwritten."""
+    n = 20_011
+    offsets, keys = packed(rng, n)
+    a, b = recurrence_inputs(rng, n, dtype)
+    starts = np.flatnonzero(np.diff(keys, prepend=-1))
+    for segments in ({"offsets": offsets}, {"keys": keys}):
+        out = np.full(n, np.nan, dtype)
+        dlscan.linear_recurrence(a, b, initial=0.5, out=out, **segments)
+        bounds = zip(offsets[:-1], offsets[1:]) if "offsets" in segments else zip(starts, list(starts[1:]) + [n])
+        for first, end in bounds:
+            want, magnitude = recurrence(a[first:end], b[first:end], 0.5)
+            assert np.all(np.abs(out[first:end].astype(np.clongdouble) - want) <= tolerance(dtype) * magnitude)
+        if "offsets" in segments:
+            assert np.all(np.isnan(out[:3])) and np.all(np.isnan(out[n - 2:]))
+    if dtype == "complex64":
+        return
+    x = (1 + rng.uniform(-1, 1, n) / 256).astype(dtype)
+    got = dlscan.cumprod(x, keys=keys)
+    lse = dlscan.logcumsumexp(x, offsets=offsets)
+    eps = np.finfo(dtype).eps
+    for first, end in zip(starts, list(starts[1:]) + [n]):
+        want = np.cumprod(x[first:end].astype(np.longdouble))
+        assert np.all(np.abs(got[first:end] - want) <= (16 * np.sqrt(end - first) + 64) * eps * np.abs(want))
+    for first, end in zip(offsets[:-1], offsets[1:]):
+        want = np.logaddexp.accumulate(x[first:end].astype(np.float64))
+        assert np.allclose(lse[first:end], want, rtol=0, atol=(16 * np.sqrt(max(end - first, 1)) + 64) * eps)
+
+
 def test_bad_input(rng):
     a, b = recurrence_inputs(rng, 10, "float32")
     with pytest.raises(ValueError):
@@ -182,6 +225,16 @@ def test_bad_input(rng):
         dlscan.linear_recurrence(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), axis=-1)
     with pytest.raises(ValueError):
         dlscan.cumprod(np.ones(4, np.float32), out=np.empty(3, np.float32))
+    with pytest.raises(ValueError, match="both"):
+        dlscan.cumprod(a, keys=np.zeros(10, np.int32), offsets=np.array([0, 10], np.int64))
+    with pytest.raises(ValueError, match="axis with keys"):
+        dlscan.logcumsumexp(a, keys=np.zeros(10, np.int32), axis=-1)
+    with pytest.raises(ValueError, match="keys has 9 items"):
+        dlscan.linear_recurrence(a, b, keys=np.zeros(9, np.int32))
+    with pytest.raises(TypeError, match="int64 or uint64"):
+        dlscan.linear_recurrence(a, b, offsets=np.array([0, 10], np.int32))
+    with pytest.raises(NotImplementedError, match="in segments"):
+        dlscan.linear_recurrence(a.astype(np.complex128), b.astype(np.complex128), offsets=np.array([0, 10], np.int64))
 
 
 def test_on_the_gpu(rng):
@@ -224,6 +277,16 @@ def test_on_the_gpu(rng):
             for r in range(a.shape[0]):
                 want, magnitude = recurrence(a[r], b[r], 0)
                 assert np.all(np.abs(h[r].astype(np.clongdouble) - want) <= tolerance(cdtype) * (magnitude + 1e-30))
+        # packed sequences (cu_seqlens as offsets, and the same runs as keys)
+        n = 1_000_003
+        offsets, keys = packed(rng, n)
+        a, b = recurrence_inputs(rng, n, dtype)
+        for segments in ({"offsets": torch.from_numpy(offsets).cuda()}, {"keys": torch.from_numpy(keys).cuda()}):
+            h = dlscan.linear_recurrence(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), initial=0.5,
+                                         **segments).cpu().numpy()
+            for first, end in zip(offsets[:-1], offsets[1:]):
+                want, magnitude = recurrence(a[first:end], b[first:end], 0.5)
+                assert np.all(np.abs(h[first:end].astype(np.longdouble) - want) <= tolerance(dtype) * magnitude)
         x = rng.uniform(-8, 8, 300_007).astype(dtype)
         got = dlscan.logcumsumexp(torch.from_numpy(x).cuda())
         want = torch.logcumsumexp(torch.from_numpy(x).double(), 0)
