@@ -32,7 +32,8 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *memory, size_t ma
 /* Over offsets (d_offsets): operators written here exactly and the float32 recurrence, with
  * segments of one item, around a tile, of 0 to 63 items (empty ones too), up to 5000, or one, and
  * items before and after them, which stay unwritten; inclusive and exclusive, with and without a
- * host init, in place. */
+ * host init, in place. Then each case again by key (d_keys of 1, 2, 4 and 8 bytes: the same
+ * segments as runs, and the items before and after them runs of their own). */
 void operator_check_segments(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
 /* A chain of calls over chunks, d_init = d_total, against one call. */
