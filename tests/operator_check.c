@@ -927,6 +927,13 @@ static unsigned char *keys_of(const size_t *offsets, size_t segments, size_t n, 
     return keys;
 }
 
+/* The call's segments by key in place of its offsets (keys_of, malloc'd into c->keys). */
+static void as_keys(op_call *c, int number)
+{
+    c->keys = keys_of(c->offsets, c->num_segments, c->n, number, &c->key_type, &c->key_bytes);
+    c->offsets = NULL, c->num_segments = 0;
+}
+
 /* By key, whether item i starts a run of keys of the same bits. */
 static int key_head(const op_call *c, size_t i)
 {
@@ -958,10 +965,8 @@ static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const d
             unsigned char init[32], acc[32], before[32];
             draw(init, rng);
             op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
-            if (by_key) {
-                c.keys = keys_of(offsets, segments, n, number, &c.key_type, &c.key_bytes);
-                c.offsets = NULL, c.num_segments = 0;
-            }
+            if (by_key)
+                as_keys(&c, number);
             rows_variant(&c, number, 1);
             op_run(h, m, &c, out, NULL);
             int bad = 0;
@@ -1028,10 +1033,8 @@ static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, in
             }
             const float init[2] = {1.0f, (float)((int)(test_random(rng) % 9) - 4)};
             op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
-            if (by_key) {
-                c.keys = keys_of(offsets, segments, n, number, &c.key_type, &c.key_bytes);
-                c.offsets = NULL, c.num_segments = 0;
-            }
+            if (by_key)
+                as_keys(&c, number);
             rows_variant(&c, number, 0);
             op_run(h, m, &c, out, NULL);
             int bad = 0;

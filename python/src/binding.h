@@ -150,6 +150,12 @@ int dlpy_wait_for(const dlpy_place *place, uintptr_t producer, const char *func)
  * the last one's end) taken into *segments on place's device; 0, or -1 with an exception set. */
 int dlpy_take_offsets(dlpy_array *segments, PyObject *offsets, const char *func, dlpy_place *place);
 
+/* keys= or offsets= (scan.c; either may be None, not both): keys, n of a real kind, or offsets
+ * (dlpy_take_offsets) taken into *segments on place's device (left empty where both are None);
+ * `items` names the array the keys go with. 0, or -1 with an exception set. */
+int dlpy_take_segments(dlpy_array *segments, PyObject *keys, PyObject *offsets, size_t n, const char *items,
+                       const char *func, dlpy_place *place);
+
 /* The dimension that axis= names among ndim (a 0-d array counts as one), in *d (scan.c). TypeError
  * for no integer; numpy.exceptions.AxisError for one out of range. */
 int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);

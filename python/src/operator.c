@@ -124,11 +124,6 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
     dlpy_array in = DLPY_ARRAY_EMPTY, in2 = DLPY_ARRAY_EMPTY, result = DLPY_ARRAY_EMPTY, segments = DLPY_ARRAY_EMPTY;
     PyObject *returned = NULL;
     int previous_device = -1;
-    if (keys != Py_None && offsets != Py_None) {
-        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys and offsets are both given: segments come from one or the "
-                     "other", func);
-        return NULL;
-    }
     if (axis != Py_None && (keys != Py_None || offsets != Py_None)) {
         PyErr_Format(PyExc_ValueError, "dlscan.%s: axis with %s: a segmented scan runs over the items flattened "
                      "(pass axis=None)", func, keys != Py_None ? "keys" : "offsets");
@@ -176,18 +171,9 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
                      row_length ? "row with axis=None" : "segment");
         goto done;
     }
-    if ((offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0) ||
-        (keys != Py_None && dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0))
+    if (dlpy_take_segments(&segments, keys, offsets, in.n, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x",
+                           func, &place) < 0)
         goto done;
-    if (keys != Py_None && (segments.kind == DLPY_COMPLEX64 || segments.kind == DLPY_COMPLEX128)) {
-        PyErr_Format(PyExc_TypeError, "dlscan.%s: keys must be of a real kind, not complex", func);
-        goto done;
-    }
-    if (keys != Py_None && segments.n != in.n) {
-        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and %s %zu", func, segments.n,
-                     which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", in.n);
-        goto done;
-    }
     if (x2) {
         if (dlpy_array_take_nd(&in2, x2, func, "b", &place, 0, 0) < 0)
             goto done;
@@ -360,17 +346,8 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     if (dlpy_array_take_nd(&in, x, func, "x", &place, 1, 0) < 0 ||
         (x2 != Py_None && dlpy_array_take_nd(&in2, x2, func, "x[1]", &place, 0, 0) < 0) ||
         dlpy_array_take_nd(&result, out, func, "out", &place, 0, 1) < 0 ||
-        (offsets != Py_None && dlpy_take_offsets(&segments, offsets, func, &place) < 0) ||
-        (keys != Py_None && dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0))
+        dlpy_take_segments(&segments, keys, offsets, (size_t)n, "x", func, &place) < 0)
         goto done;
-    if (keys != Py_None && (segments.kind == DLPY_COMPLEX64 || segments.kind == DLPY_COMPLEX128)) {
-        PyErr_Format(PyExc_TypeError, "dlscan.%s: keys must be of a real kind, not complex", func);
-        goto done;
-    }
-    if (keys != Py_None && segments.n != (size_t)n) {
-        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and x %zd", func, segments.n, n);
-        goto done;
-    }
     const struct {
         const dlpy_array *a;
         size_t item_bytes;
@@ -401,8 +378,8 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     const dlscan_operator_t op = dlpy_kept((dlpy_operator){.h = h, .owner = owner}, &d, func);
     if (!op)
         goto done;
-    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, (size_t)n, (size_t)row_length, exclusive, init, &place,
-                        Py_None, func);
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, (size_t)n, (size_t)row_length,
+                        exclusive, init, &place, Py_None, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);

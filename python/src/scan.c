@@ -52,6 +52,31 @@ int dlpy_take_offsets(dlpy_array *segments, PyObject *offsets, const char *func,
     return 0;
 }
 
+int dlpy_take_segments(dlpy_array *segments, PyObject *keys, PyObject *offsets, size_t n, const char *items,
+                       const char *func, dlpy_place *place)
+{
+    if (keys != Py_None && offsets != Py_None) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys and offsets are both given: segments come "
+                     "from one or the other", func);
+        return -1;
+    }
+    if (offsets != Py_None)
+        return dlpy_take_offsets(segments, offsets, func, place);
+    if (keys == Py_None)
+        return 0;
+    if (dlpy_array_take(segments, keys, func, "keys", place, 0, 0) < 0)
+        return -1;
+    if (segments->kind == DLPY_COMPLEX64 || segments->kind == DLPY_COMPLEX128) {
+        PyErr_Format(PyExc_TypeError, "dlscan.%s: keys must be of a real kind, not complex", func);
+        return -1;
+    }
+    if (segments->n != n) {
+        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and %s %zu", func, segments->n, items, n);
+        return -1;
+    }
+    return 0;
+}
+
 /* An initial= or total= array: one item of the output type, on the input's device. */
 static int dlpy_one_item(dlpy_array *a, PyObject *object, int kind, const char *func,
                          const char *name, dlpy_place *place, int writable)
@@ -331,25 +356,12 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
                      a.d_init ? "initial as an array" : "total", keys != Py_None ? "keys" : "offsets");
         goto done;
     }
-    if (keys != Py_None && offsets != Py_None) {
-        PyErr_Format(PyExc_ValueError, "dlscan.%s: keys and offsets are both given: segments come "
-                     "from one or the other", func);
+    if (dlpy_take_segments(&segments, keys, offsets, in.n, "x", func, &place) < 0)
         goto done;
-    }
     if (keys != Py_None) {
-        if (dlpy_array_take(&segments, keys, func, "keys", &place, 0, 0) < 0)
-            goto done;
-        if (segments.n != in.n) {
-            PyErr_Format(PyExc_ValueError, "dlscan.%s: keys has %zu items and x %zu", func,
-                         segments.n, in.n);
-            goto done;
-        }
         a.d_keys = segments.data;
         a.key_type = dlpy_type(segments.kind);
-    }
-    if (offsets != Py_None) {
-        if (dlpy_take_offsets(&segments, offsets, func, &place) < 0)
-            goto done;
+    } else if (offsets != Py_None) {
         a.d_offsets = (const size_t *)segments.data;
         a.num_segments = segments.n - 1;
     }
