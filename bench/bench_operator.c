@@ -28,6 +28,8 @@
  * uint32 row numbers, 4 bytes an item more, so its floor is 16 / 12 memcpy-12's time); the first
  * call along rows makes the operator's program of rows (reported in ms), and the first over
  * offsets and by key their programs. All four are checked against the reference, row by row.
+ * Then the float32 recurrence down columns, [N, M] along axis 0 with N x M = 2^26, M = 2, 16, 256,
+ * 4096 and 65536 (the column program), against memcpy-12, checked column by column.
  *
  * Also the operators' first creation (a compile by NVRTC, in a cache directory of its own, so
  * nothing is cached yet; with DLSCAN_CACHE_DIR given, what that cache holds) and a second one
@@ -71,12 +73,13 @@ enum {
     ROWS_CHUNKED,   /* the same, Mamba's pattern */
     ROWS_OFFSETS,   /* the same rows given as offsets */
     ROWS_KEYS,      /* and as keys */
+    COLUMNS_F32,    /* the float32 recurrence down the columns of [n / columns, columns] */
     VARIANTS
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
                                             "recurrence-c64", "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
-                                            "rows-chunked", "rows-offsets", "rows-keys"};
+                                            "rows-chunked", "rows-offsets", "rows-keys", "columns-f32"};
 
 typedef struct context {
     dlscan_handle_t h;
@@ -85,6 +88,7 @@ typedef struct context {
     size_t row_length; /* ROWS_F32 */
     size_t *offsets;   /* ROWS_OFFSETS: n / row_length + 1 of them, on the device */
     uint32_t *keys;    /* ROWS_KEYS: each item's row, on the device */
+    size_t columns;    /* COLUMNS_F32 */
 } context;
 
 static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaStream_t stream)
@@ -96,6 +100,10 @@ static int scan(const context *c, dlscan_operator_t op, int two, size_t n, cudaS
     args.d_out = c->out;
     args.n = n;
     args.axis_length = op == c->recurrence32 ? c->row_length : 0;
+    if (op == c->recurrence32 && c->columns) {
+        args.axis_length = n / c->columns;
+        args.axis_stride = c->columns;
+    }
     return dlscan_scan(c->h, &args, stream) == DLSCAN_SUCCESS ? 0 : (int)cudaErrorUnknown;
 }
 
@@ -126,7 +134,8 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case COPY_24: return (int)cudaMemcpyAsync(c->out, c->a, n * 12, cudaMemcpyDeviceToDevice, stream);
     case COPY_8: return (int)cudaMemcpyAsync(c->out, c->a, n * 4, cudaMemcpyDeviceToDevice, stream);
     case RECURRENCE_F32:
-    case ROWS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length 0 but for ROWS_F32) */
+    case ROWS_F32:
+    case COLUMNS_F32: return scan(c, c->recurrence32, 1, n, stream); /* (row_length, columns 0 but for these) */
     case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
     case ROWS_OFFSETS: return scan_segments(c, 0, n, stream);
     case ROWS_KEYS: return scan_segments(c, 1, n, stream);
@@ -142,25 +151,27 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     return (int)cudaErrorInvalidValue;
 }
 
-/* The guard of a float32 recurrence's output h (n items in rows of `length`, each from h = 0)
- * against a float64 sequential reference, within (2 log2 L + 64 + L / 512) x 2^-24 times the
- * recurrence of magnitudes (tests/operator_check.c's bound): 1, with the first wrong item named on
- * stderr, or 0. */
-static int recurrence_wrong(const char *name, const float *a, const float *b, const float *h, size_t n, size_t length)
+/* The guard of a float32 recurrence's output h (n items in arrays [n / (length x stride)][length]
+ * [stride], each of its scans from h = 0: rows where stride is 1, columns where more) against a
+ * float64 sequential reference, within (2 log2 L + 64 + L / 512) x 2^-24 times the recurrence of
+ * magnitudes (tests/operator_check.c's bound): 1, with the first wrong item named on stderr, or 0. */
+static int recurrence_wrong(const char *name, const float *a, const float *b, const float *h, size_t n, size_t length,
+                            size_t stride)
 {
-    double hx = 0, magnitude = 0;
     const double bound = (2 * log2((double)length + 2) + 64 + (double)length / 512) * 0x1p-24;
-    for (size_t i = 0; i < n; ++i) {
-        if (i % length == 0)
-            hx = 0, magnitude = 0;
-        hx = (double)a[i] * hx + b[i];
-        magnitude = a[i] * magnitude + fabs(b[i]);
-        if (!(fabs(h[i] - hx) <= bound * magnitude)) {
-            fprintf(stderr, "bench_operator: %s n = %zu, rows of %zu, item %zu: %.9g, want %.9g: WRONG\n", name, n,
-                    length, i, h[i], hx);
-            return 1;
+    for (size_t first = 0; first < n; first += length * stride)
+        for (size_t j = 0; j < stride; ++j) {
+            double hx = 0, magnitude = 0;
+            for (size_t r = 0, i = first + j; r < length; ++r, i += stride) {
+                hx = (double)a[i] * hx + b[i];
+                magnitude = a[i] * magnitude + fabs(b[i]);
+                if (!(fabs(h[i] - hx) <= bound * magnitude)) {
+                    fprintf(stderr, "bench_operator: %s n = %zu, scans of %zu items %zu apart, item %zu: %.9g, want "
+                            "%.9g: WRONG\n", name, n, length, stride, i, h[i], hx);
+                    return 1;
+                }
+            }
         }
-    }
     return 0;
 }
 
@@ -303,7 +314,7 @@ int main(int argc, char **argv)
             wrong = 1;
         CUDA_CHECK(cudaStreamSynchronize(timer.stream));
         CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
-        if (recurrence_wrong(names[RECURRENCE_F32], a, b, h, n, n))
+        if (recurrence_wrong(names[RECURRENCE_F32], a, b, h, n, n, 1))
             wrong = 1;
         uint32_t *x = (uint32_t *)h, *y = malloc(n * 4);
         if (!y || run(&c, SUM_BUILTIN, n, timer.stream) != 0)
@@ -368,7 +379,7 @@ int main(int argc, char **argv)
         int valid[VARIANTS];
         double us[VARIANTS], host_us[VARIANTS];
         for (int v = 0; v < VARIANTS; ++v)
-            valid[v] = v == COPY_12 || v >= ROWS_F32;
+            valid[v] = v == COPY_12 || (v >= ROWS_F32 && v <= ROWS_KEYS);
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
         printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f | %.1f | %.3f |\n",
                n / c.row_length, row_logs[k], n, us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32],
@@ -384,11 +395,47 @@ int main(int argc, char **argv)
                 return 1;
             CUDA_CHECK(cudaStreamSynchronize(timer.stream));
             CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
-            if (recurrence_wrong(names[v], a, b, h, n, c.row_length))
+            if (recurrence_wrong(names[v], a, b, h, n, c.row_length, 1))
                 wrong = 1;
         }
     }
     c.row_length = 0;
+
+    /* Columns: [N, M] along axis 0 (axis_length N, axis_stride M), N x M = 2^26; the guard checks
+     * every column against the sequential reference from 0. */
+    const int column_logs[] = {1, 4, 8, 12, 16};
+    printf("\n| columns [N, M] | n | memcpy-12 us | dlscan us | of floor |\n|---|---|---|---|---|\n");
+    for (size_t k = 0; k < sizeof column_logs / sizeof column_logs[0]; ++k) {
+        c.columns = (size_t)1 << column_logs[k];
+        const size_t n = batch_n;
+        if (c.columns > n)
+            continue;
+        const double start = bench_host_seconds();
+        if (run(&c, COLUMNS_F32, n, timer.stream) != 0) /* the program of columns, made once */
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        if (k == 0)
+            printf("# the first call down columns (its program made): %.1f ms\n", (bench_host_seconds() - start) * 1e3);
+        int valid[VARIANTS];
+        double us[VARIANTS], host_us[VARIANTS];
+        for (int v = 0; v < VARIANTS; ++v)
+            valid[v] = v == COPY_12 || v == COLUMNS_F32;
+        bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
+        printf("| [2^%d, 2^%d] | %zu | %.1f | %.1f | %.3f |\n", (int)log2((double)(n / c.columns)), column_logs[k], n,
+               us[COPY_12], us[COLUMNS_F32], us[COPY_12] / us[COLUMNS_F32]);
+        fflush(stdout);
+        if (out)
+            fprintf(out, "%zu,%s-M%zu,%.3f,%.4f\n", n, names[COLUMNS_F32], c.columns, us[COLUMNS_F32],
+                    us[COPY_12] / us[COLUMNS_F32]);
+        CUDA_CHECK(cudaMemset(c.out, 0xa5, n * 4));
+        if (run(&c, COLUMNS_F32, n, timer.stream) != 0)
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
+        if (recurrence_wrong(names[COLUMNS_F32], a, b, h, n, n / c.columns, c.columns))
+            wrong = 1;
+    }
+    c.columns = 0;
     cudaFree(c.offsets);
     cudaFree(c.keys);
     free(offsets);

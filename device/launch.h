@@ -63,18 +63,24 @@ typedef struct dl_user_params {
 } dl_user_params;
 
 /* A user operator's programs, each compiled when first needed (user_kernel.cuh's
- * DL_USER_SEGMENTED): one scan; scans along rows (heads from the index); segments over offsets;
- * segments by key. */
+ * DL_USER_THIS_PROGRAM): one scan; scans along rows (heads from the index); segments over offsets;
+ * segments by key; columns (an axis of stride > 1: columns.cuh's tile). The three of segments
+ * scan the operator lifted to segments (DL_USER_LIFTED: the state and a flag, policy.h's
+ * DL_USER_VALUE); one scan and the columns scan the state. */
 #define DL_USER_PROGRAM_ONE 0
 #define DL_USER_PROGRAM_ROWS 1
 #define DL_USER_PROGRAM_OFFSETS 2
 #define DL_USER_PROGRAM_KEYS 3
-#define DL_USER_PROGRAMS 4
-#define DL_USER_PROGRAM(row_length, offsets, keys)                                                 \
-    ((row_length) ? DL_USER_PROGRAM_ROWS                                                           \
-     : (offsets)  ? DL_USER_PROGRAM_OFFSETS                                                        \
-     : (keys)     ? DL_USER_PROGRAM_KEYS                                                           \
-                  : DL_USER_PROGRAM_ONE)
+#define DL_USER_PROGRAM_COLUMNS 4
+#define DL_USER_PROGRAMS 5
+#define DL_USER_PROGRAM(axis_length, axis_stride, offsets, keys)                                   \
+    ((axis_length) && (axis_stride) > 1 ? DL_USER_PROGRAM_COLUMNS                                  \
+     : (axis_length)                    ? DL_USER_PROGRAM_ROWS                                     \
+     : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
+     : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
+                                        : DL_USER_PROGRAM_ONE)
+#define DL_USER_LIFTED(program)                                                                    \
+    ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS || (program) == DL_USER_PROGRAM_KEYS)
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
  * `left_fold` selects the deterministic look-back for float sums (other types and operators
@@ -155,6 +161,14 @@ typedef struct dl_axis_params {
     uint32_t chains;      /* outer x strips */
     void *totals;         /* outer x stride output values, or NULL */
 } dl_axis_params;
+
+/* A column scan with a user operator (DL_USER_PROGRAM_COLUMNS): the layout's parameters (totals:
+ * states), the operator's second input and the host's init as a state, as dl_user_params'. */
+typedef struct dl_user_column_params {
+    dl_axis_params axis;
+    const void *in2;
+    uint32_t seed[8];
+} dl_user_column_params;
 
 /* Enqueues one column scan kernel on `stream` (n > 0), as dl_gpu_scan_launch does. */
 int dl_gpu_axis_launch(const dl_axis_params *params, dlscan_type in_type, dlscan_type type,

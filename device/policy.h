@@ -73,22 +73,21 @@
 #define DL_WHOLE_ROWS_REGISTERS_4B 64
 #define DL_WHOLE_ROWS_REGISTERS_8B 80
 
-/* ---- Scans along an axis of stride > 1: columns (axis_kernel.cu) ----
+/* ---- Scans along an axis of stride > 1: columns (columns.cuh) ----
  * 256 threads a block, as lanes x groups: one thread per column of the tile (at most 256 columns,
- * a strip of a wider array), groups of them down its rows, each with ROWS rows in registers.
- * Columns narrower than a warp stage the tile through shared memory, with an odd count of rows a
- * thread so that a warp's reads of it meet no bank twice. */
+ * a strip of a wider array), groups of them down its rows, each with 128 bytes of its column's
+ * rows in registers: 32 rows of a 32-bit accumulator, 16 of a 64-bit one, 4 of a user operator's
+ * 32-byte state. Columns narrower than a warp stage the tile through shared memory, with an odd
+ * count of rows a thread (one fewer where it is even) so that a warp's reads of it meet no bank
+ * twice. */
 #define DL_AXIS_THREADS 256
-#define DL_AXIS_ROWS_4B 32
-#define DL_AXIS_ROWS_8B 16
+#define DL_AXIS_THREAD_BYTES 128
 #define DL_AXIS_NARROW_LANES 32 /* fewer columns than this: staged */
-#define DL_AXIS_NARROW_ROWS_4B 31
-#define DL_AXIS_NARROW_ROWS_8B 15
-/* A thread's rows, for accumulators of acc_bytes, narrow (staged) or not: the host's tile count
- * (launch.h, dl_axis_shape_for) and the kernel's registers take it from here. */
+/* A thread's rows, for accumulators of acc_bytes (4 to 32), narrow (staged) or not: the host's tile
+ * count (launch.h, dl_axis_shape_for) and the kernel's registers take it from here. */
 #define DL_AXIS_ROWS(acc_bytes, narrow)                                                           \
-    ((narrow) ? ((acc_bytes) == 4 ? DL_AXIS_NARROW_ROWS_4B : DL_AXIS_NARROW_ROWS_8B)             \
-              : ((acc_bytes) == 4 ? DL_AXIS_ROWS_4B : DL_AXIS_ROWS_8B))
+    ((narrow) ? DL_AXIS_THREAD_BYTES / (acc_bytes) - 1 + DL_AXIS_THREAD_BYTES / (acc_bytes) % 2   \
+              : DL_AXIS_THREAD_BYTES / (acc_bytes))
 /* Columns of one array, of a type into itself, whose rows are 8 or 16 bytes (2 or 4 columns of a
  * 32-bit type, 2 of a 64-bit type), on sm_90 with the persistent kernels: a plain scan of rows of
  * lanes (scan_kernel.cu, dl_gpu_lanes_launch), each row one item of the plain scan's tile. */

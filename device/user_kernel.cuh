@@ -15,7 +15,8 @@
  * jit.c defines DL_USER_STATE_BYTES, DL_USER_IN_BYTES, DL_USER_IN2_BYTES (0: one input),
  * DL_USER_OUT_BYTES, DL_USER_LOAD, DL_USER_STORE, DL_USER_IDENTITY_WORDS (the identity state
  * as 32-bit words, so that it is a constant of the code, as the built-in operators' are) and
- * DL_USER_SEGMENTED, the program (launch.h, DL_USER_PROGRAM_*: one scan, rows, offsets).
+ * DL_USER_THIS_PROGRAM, the program (launch.h, DL_USER_PROGRAM_*: one scan, rows, offsets, keys,
+ * columns); DL_USER_SEGMENTED below says whether it scans the operator lifted to segments.
  *
  * Rows (DL_USER_PROGRAM_ROWS; a scan along an axis of stride 1, p.scan.row_length items a row): the
  * kernels scan the operator lifted to segments, a value being the state and a flag that a row
@@ -37,6 +38,10 @@
  * Keys (DL_USER_PROGRAM_KEYS; a segment each run of keys of the same bits, p.key_size bytes
  * each): the same bitmap, marked where a key differs from the one before; the persistent kernel's
  * producer brings the tile's keys into its stage with its items.
+ *
+ * Columns (DL_USER_PROGRAM_COLUMNS; an axis of stride > 1): columns.cuh's tile, the built-in
+ * column kernel's, with the operator's states (dl_user_column_items), wide and narrow; every column
+ * starts from the seed. The states are not lifted: each (tile, column) has a descriptor of its own.
  *
  * The tile: 256 threads of DL_USER_ITEMS items each (policy.h), in rows: each warp owns a run of
  * the tile, row after row, and a row is its 32 lanes' 4 consecutive items each, one run of
@@ -64,6 +69,7 @@
 #include <string.h>
 
 #include "block.cuh"
+#include "columns.cuh"
 #include "launch.h"
 #include "offsets.cuh"
 #include "ring.cuh"
@@ -86,6 +92,10 @@ typedef dlscan_state dlscan_out;
 #endif
 
 #define DL_USER_WARPS (DL_USER_THREADS / 32)
+/* Whether this program scans the operator lifted to segments (rows, offsets, keys), and whether it
+ * is the columns'. */
+#define DL_USER_SEGMENTED DL_USER_LIFTED(DL_USER_THIS_PROGRAM)
+#define DL_USER_COLUMNS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_COLUMNS)
 
 /* What the kernels scan: the state, or along rows the state and a row's-start flag (above). */
 #define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_SEGMENTED)
@@ -160,8 +170,30 @@ __device__ __forceinline__ dlscan_state dl_user_init(const dl_user_params &p)
     return s;
 }
 
-#define DL_USER_OFFSETS (DL_USER_SEGMENTED == DL_USER_PROGRAM_OFFSETS)
-#define DL_USER_KEYS (DL_USER_SEGMENTED == DL_USER_PROGRAM_KEYS)
+/* A state into or out of the call's d_init, d_total or d_totals, 32 bits at a time: the checks ask
+ * 4-byte alignment of them, and a state's own type may want more (two doubles want 8). */
+__device__ __forceinline__ void dl_user_put(void *to, const dlscan_state &s)
+{
+    uint32_t w[DL_USER_STATE_BYTES / 4];
+    memcpy(w, &s, sizeof s);
+#pragma unroll
+    for (int k = 0; k < DL_USER_STATE_BYTES / 4; ++k)
+        static_cast<uint32_t *>(to)[k] = w[k];
+}
+
+__device__ __forceinline__ dlscan_state dl_user_get(const void *from)
+{
+    uint32_t w[DL_USER_STATE_BYTES / 4];
+#pragma unroll
+    for (int k = 0; k < DL_USER_STATE_BYTES / 4; ++k)
+        w[k] = static_cast<const uint32_t *>(from)[k];
+    dlscan_state s;
+    memcpy(&s, w, sizeof s);
+    return s;
+}
+
+#define DL_USER_OFFSETS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_OFFSETS)
+#define DL_USER_KEYS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_KEYS)
 #define DL_USER_MARKED (DL_USER_OFFSETS || DL_USER_KEYS) /* a tile's heads from a bitmap */
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
@@ -252,6 +284,60 @@ __device__ __forceinline__ dlscan_state dl_user_state(const dlscan_in &x, const 
     return x;
 #endif
 }
+
+#if DL_USER_COLUMNS
+/* ---------------------------------------------------------------- columns */
+
+/* What a column tile reads and writes (columns.cuh, ITEMS): the operator's items as states, its
+ * outputs, the columns' totals as states, every column from the seed. */
+struct dl_user_column_items {
+    typedef dlscan_state value;
+    typedef dl_user_state_op op;
+    const dlscan_in *in;
+    const unsigned char *in2;
+    dlscan_out *out;
+    unsigned char *totals_out;
+    bool totals;
+    dlscan_state start;
+    __device__ dlscan_state load(uint64_t i) const
+    {
+        return dl_user_state(in[i], in2 ? in2 + i * DL_USER_IN2_BYTES : nullptr);
+    }
+    __device__ void store(uint64_t i, dlscan_state s) const
+    {
+#if DL_USER_STORE
+        out[i] = dlscan_store(s);
+#else
+        out[i] = s;
+#endif
+    }
+    __device__ void total(uint64_t k, dlscan_state s) const { dl_user_put(totals_out + k * DL_USER_STATE_BYTES, s); }
+    __device__ dlscan_state seed() const { return start; }
+};
+
+template <bool NARROW> __device__ __forceinline__ void dl_user_column_tile(const dl_user_column_params &p)
+{
+    dl_user_column_items items;
+    items.in = static_cast<const dlscan_in *>(p.axis.scan.in);
+    items.in2 = static_cast<const unsigned char *>(p.in2);
+    items.out = static_cast<dlscan_out *>(p.axis.scan.out);
+    items.totals_out = static_cast<unsigned char *>(p.axis.totals);
+    items.totals = p.axis.totals != nullptr;
+    memcpy(&items.start, p.seed, sizeof items.start);
+    dl_axis_tile<dl_user_column_items, NARROW>(p.axis, items);
+}
+
+extern "C" __global__ void __launch_bounds__(DL_AXIS_THREADS) dl_user_columns(const dl_user_column_params p)
+{
+    dl_user_column_tile<false>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(DL_AXIS_THREADS) dl_user_columns_narrow(const dl_user_column_params p)
+{
+    dl_user_column_tile<true>(p);
+}
+
+#else /* the programs of one scan and of segments */
 
 /* An item as a value: its state, or along rows, where it starts a row, the init's state combined
  * with it, flagged. */
@@ -534,15 +620,16 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
 #pragma unroll
             for (int e = 0; e < E; ++e)
                 if (ends >> (r * E + e) & 1)
-                    static_cast<dlscan_state *>(p.scan.totals)[dl_row_of(first + e, p.scan.row_length, p.row_inverse)] =
-                        dl_user_state_of(Op()(before, v[r][e]));
+                    dl_user_put(static_cast<unsigned char *>(p.scan.totals) +
+                                    dl_row_of(first + e, p.scan.row_length, p.row_inverse) * DL_USER_STATE_BYTES,
+                                dl_user_state_of(Op()(before, v[r][e])));
         }
 #endif
         if (p.scan.total && first < n && n - first <= E) {
 #pragma unroll
             for (int e = 0; e < E; ++e)
                 if (first + e + 1 == n)
-                    *static_cast<dlscan_state *>(p.scan.total) = dl_user_state_of(Op()(before, v[r][e]));
+                    dl_user_put(p.scan.total, dl_user_state_of(Op()(before, v[r][e])));
         }
     }
 }
@@ -557,7 +644,7 @@ __device__ __forceinline__ dl_user_value dl_user_seed(const dl_user_params &p, u
 #else
     dlscan_state seed = dl_user_init(p);
     if (tile == 0 && p.scan.init)
-        seed = *static_cast<const dlscan_state *>(p.scan.init);
+        seed = dl_user_get(p.scan.init);
     return seed;
 #endif
 }
@@ -962,5 +1049,7 @@ extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_SEGMEN
 {
     dl_user_scan_ring<true>(p);
 }
+
+#endif /* DL_USER_COLUMNS */
 
 #endif /* DLSCAN_USER_KERNEL_CUH */

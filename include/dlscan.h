@@ -388,8 +388,11 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     operator compiles its program of segments, as along rows.
  *   - By key (d_keys and key_type, as for the built-in operators): every run of keys of the same
  *     bits starts from init; the same flag, and a program of its own, compiled on first use.
- *   - Other axes (axis_stride > 1) do not take it yet (DLSCAN_ERROR_NOT_SUPPORTED), and
- *     dlscan_reduce and dlscan_reduce_by_key take none.
+ *   - Down columns (axis_length, axis_stride > 1, as for the built-in operators): every column
+ *     starts from init, and d_totals, where set, gets each column's final state (n / axis_length
+ *     states, aligned to 4 bytes); states of every size up to 32 bytes. A program of its own,
+ *     compiled on first use.
+ *   - dlscan_reduce and dlscan_reduce_by_key take none.
  *   - A state wider than 8 bytes (along rows or in segments, than 4 bytes) takes more descriptor
  *     storage than dlscan_reserve(n) provides, and a scan along rows or in segments needs its
  *     program: before capturing such a scan in a graph, call dlscan_reserve_scan with its

@@ -74,19 +74,19 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
 
 /* Grows the handle's descriptors to what request r takes (its tiles, their descriptors each, the
  * words of its values), checking whether `stream` is being captured where they must grow; and
- * makes a GPU operator's program of rows, offsets or keys where r needs it and it has none yet. */
+ * makes a GPU operator's program of rows, offsets, keys or columns where r needs it and it has none yet. */
 static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r, cudaStream_t stream)
 {
     if (r->n == 0)
         return DLSCAN_SUCCESS;
-    const int program = DL_USER_PROGRAM(r->axis_length, r->offsets, r->keys);
+    const int program = DL_USER_PROGRAM(r->axis_length, r->axis_stride, r->offsets, r->keys);
     if (r->custom && program != DL_USER_PROGRAM_ONE && r->custom->device_memory) {
         /* (an operator is const to its users; its later programs are made once, as a cache) */
         const dlscan_status status = dl_jit_build(h, (struct dlscan_operator *)r->custom, program);
         if (status != DLSCAN_SUCCESS)
             return status;
     }
-    const int words = r->custom ? DL_DESCRIPTOR_WORDS((int)(DL_USER_VALUE(r->custom->state_bytes, program) / 4))
+    const int words = r->custom ? DL_DESCRIPTOR_WORDS((int)(DL_USER_VALUE(r->custom->state_bytes, DL_USER_LIFTED(program)) / 4))
                                 : dl_words_per_tile(r->type);
     return h->backend->reserve(h, r->tiles * r->tile_descriptors, words, stream);
 }

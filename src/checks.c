@@ -276,7 +276,7 @@ static size_t dl_item_alignment(size_t bytes)
 }
 
 /* A scan with a user operator (args->custom): its own sizes in place of the types, over offsets,
- * by key, along rows or none of them, and neither the columns nor the reduction yet. */
+ * by key, along rows, down columns or none of them, and not the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
                                           int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
@@ -294,12 +294,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     dlscan_status status;
     if ((status = dl_check_segments(h, a)) != DLSCAN_SUCCESS || (status = dl_check_axis(h, a)) != DLSCAN_SUCCESS)
         return status;
-    const int rows = a->axis_length != 0, segmented = rows || a->d_offsets || a->d_keys;
-    if (rows && a->axis_stride > 1)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "axis_stride = %zu: a user operator scans along rows (axis_stride 0 or 1) only, not "
-                       "yet along another axis; scan the array's transpose",
-                       a->axis_stride);
+    const int columns = a->axis_length && a->axis_stride > 1, rows = a->axis_length && !columns;
+    const int segmented = rows || a->d_offsets || a->d_keys;
     if (segmented && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
                        "a user operator of a %zu-byte state scans no %s: there a state takes 4 bytes more "
@@ -318,6 +314,15 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     if (n > SIZE_MAX / (widest > op->in2_bytes ? widest : op->in2_bytes) ||
         (h->backend->device_memory && n / tile >= DL_MAX_TILES))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
+    size_t tiles = h->backend->device_memory ? dl_tiles(n, tile) : 0, tile_descriptors = 1;
+    if (columns && h->backend->axis_tiles) { /* (columns.cuh's tiles, a descriptor for each column) */
+        tiles = h->backend->axis_tiles(h, state, n, a->axis_length, a->axis_stride, &tile_descriptors);
+        if (tiles > DL_MAX_TILES)
+            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                           "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "
+                           "can take; scan fewer arrays a call",
+                           n, a->axis_length, a->axis_stride, tiles, DL_MAX_TILES);
+    }
     const size_t in_bytes = unbuffered ? 0 : n * op->in_bytes, in2_bytes = unbuffered ? 0 : n * op->in2_bytes,
                  bytes = unbuffered ? 0 : n * op->out_bytes;
     if (n > 0 && !unbuffered) {
@@ -340,8 +345,8 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         .in = a->d_in,
         .out = a->d_out,
         .n = n,
-        .tiles = h->backend->device_memory ? dl_tiles(n, tile) : 0,
-        .tile_descriptors = 1,
+        .tiles = tiles,
+        .tile_descriptors = tile_descriptors,
         .in_type = a->in_type,
         .type = a->out_type,
         .acc_type = a->out_type,
@@ -354,7 +359,7 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         .offsets = a->d_offsets,
         .num_segments = a->num_segments,
         .axis_length = a->axis_length,
-        .axis_stride = rows ? 1 : 0,
+        .axis_stride = rows ? 1 : columns ? a->axis_stride : 0,
         .totals = a->d_totals,
         .custom = op,
         .in2 = op->in2_bytes ? a->d_in2 : NULL,
@@ -448,7 +453,7 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_
                                                                 : dl_identity_bits(type, a->op);
     size_t tiles = dl_tiles(n, tile), tile_descriptors = 1;
     if (a->axis_length && !rows && h->backend->axis_tiles) {
-        tiles = h->backend->axis_tiles(h, acc, n, a->axis_length, stride, &tile_descriptors);
+        tiles = h->backend->axis_tiles(h, dl_type_size(acc), n, a->axis_length, stride, &tile_descriptors);
         if (tiles > DL_MAX_TILES)
             return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                            "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "

@@ -228,12 +228,13 @@ static uint32_t dl_gpu_persistent_from(dlscan_handle_t h, int divisor)
 }
 
 /* A column scan's layout (device/launch.h, dl_axis_shape) for n items of arrays [length][stride]
- * accumulating in `type`: its tile's shape, and in *strips and *chains the tiles side by side
- * across an array and the call's chains of tiles (arrays x strips). */
-static dl_axis_shape dl_gpu_axis_layout(dlscan_type type, size_t n, size_t length, size_t stride,
+ * accumulating in values of acc_bytes (a type's, or a user operator's state): its tile's shape,
+ * and in *strips and *chains the tiles side by side across an array and the call's chains of
+ * tiles (arrays x strips). */
+static dl_axis_shape dl_gpu_axis_layout(size_t acc_bytes, size_t n, size_t length, size_t stride,
                                         size_t *strips, size_t *chains)
 {
-    const dl_axis_shape shape = dl_axis_shape_for(stride, dl_type_size(type));
+    const dl_axis_shape shape = dl_axis_shape_for(stride, acc_bytes);
     *strips = dl_tiles(stride, shape.lanes);
     *chains = n / (length * stride) * *strips;
     return shape;
@@ -339,6 +340,20 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
                        "args->custom was made for device %d, and this handle scans on device %d",
                        r->custom->device, s->device);
+    } else if (r->custom && columns) {
+        size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
+        dl_user_column_params user = {.in2 = r->in2};
+        user.axis = (dl_axis_params){
+            .scan = params,
+            .length = r->axis_length,
+            .stride = r->axis_stride,
+            .shape = dl_gpu_axis_layout(r->custom->state_bytes, r->n, r->axis_length, r->axis_stride, &strips, &chains),
+            .strips = (uint32_t)strips,
+            .chains = (uint32_t)chains,
+            .totals = r->totals,
+        };
+        memcpy(user.seed, r->init_state, sizeof user.seed);
+        error = dl_jit_launch_columns(r->custom, &user, s->policy->dependent_launch, r->stream);
     } else if (r->custom) {
         dl_user_params user = {.scan = params, .in2 = r->in2, .offsets = r->offsets, .num_segments = r->num_segments,
                                .keys = r->keys, .key_size = (uint32_t)r->key_size};
@@ -356,7 +371,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     } else if (columns) {
         size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
         const dl_axis_shape shape =
-            dl_gpu_axis_layout(r->acc_type, r->n, r->axis_length, r->axis_stride, &strips, &chains);
+            dl_gpu_axis_layout(dl_type_size(r->acc_type), r->n, r->axis_length, r->axis_stride, &strips, &chains);
         const dl_axis_params axis = {
             .scan = params,
             .length = r->axis_length,
@@ -399,12 +414,12 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
 
 /* A column scan's tiles: each chain's `rows` rows at a time, each column of a tile with a
  * descriptor of its own. */
-static size_t dl_gpu_axis_tiles(dlscan_handle_t h, dlscan_type type, size_t n, size_t length,
+static size_t dl_gpu_axis_tiles(dlscan_handle_t h, size_t acc_bytes, size_t n, size_t length,
                                 size_t stride, size_t *descriptors)
 {
     (void)h;
     size_t strips, chains;
-    const dl_axis_shape shape = dl_gpu_axis_layout(type, n, length, stride, &strips, &chains);
+    const dl_axis_shape shape = dl_gpu_axis_layout(acc_bytes, n, length, stride, &strips, &chains);
     *descriptors = shape.lanes;
     return chains * dl_tiles(length, shape.rows);
 }

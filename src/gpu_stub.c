@@ -30,3 +30,10 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
     (void)op, (void)params, (void)left_fold, (void)dependent_launch, (void)stream;
     return 1; /* not reached: no GPU handle exists */
 }
+
+int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column_params *params,
+                          int dependent_launch, cudaStream_t stream)
+{
+    (void)op, (void)params, (void)dependent_launch, (void)stream;
+    return 1; /* not reached */
+}

@@ -63,10 +63,11 @@ struct dlscan_operator {
     int has_item2;                               /* load's item2, the GPU code's dlscan_constant */
     char *text;             /* GPU: the source, for the later programs */
     void *library[DL_USER_PROGRAMS]; /* GPU: the loaded programs (cudaLibrary_t, launch.h's
-                               DL_USER_PROGRAM_*): one scan; along rows, over offsets and by key,
-                               each made when first needed */
+                               DL_USER_PROGRAM_*): one scan; along rows, over offsets, by key and
+                               down columns, each made when first needed */
     const void *kernels[DL_USER_PROGRAMS][4]; /* GPU (cudaKernel_t), each program's: one block per
-                                  tile, tree and left fold; persistent, tree and left fold */
+                                  tile, tree and left fold; persistent, tree and left fold (the
+                                  columns': wide and narrow tiles) */
     double milliseconds;    /* dlscan_operator_info */
     int source;
 };
@@ -98,9 +99,10 @@ typedef struct dl_backend {
     size_t (*compact_tile_items)(dlscan_handle_t h);
     /* Items per tile of a segmented scan accumulating in `type`. */
     size_t (*segment_tile_items)(dlscan_handle_t h, dlscan_type type);
-    /* Tiles of a scan along an axis of stride > 1 (columns) of n items accumulating in `type`, and
-     * in *descriptors each tile's descriptors; NULL where columns take no descriptors (CPU). */
-    size_t (*axis_tiles)(dlscan_handle_t h, dlscan_type type, size_t n, size_t length, size_t stride,
+    /* Tiles of a scan along an axis of stride > 1 (columns) of n items accumulating in values of
+     * acc_bytes, and in *descriptors each tile's descriptors; NULL where columns take no
+     * descriptors (CPU). */
+    size_t (*axis_tiles)(dlscan_handle_t h, size_t acc_bytes, size_t n, size_t length, size_t stride,
                          size_t *descriptors);
     /* Is [p, p + bytes) memory this backend can read and write? `what` names the argument. */
     dlscan_status (*check_range)(dlscan_handle_t h, const void *p, size_t bytes, const char *what);
@@ -213,14 +215,16 @@ size_t dl_tiles(size_t n, size_t tile);
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r);
 
 /* User operators on a GPU handle (jit.c; gpu_stub.c without CUDA): compiles op's source (op->text)
- * for the handle's device into `program` (launch.h's DL_USER_PROGRAM_*: one scan; along rows or
- * over offsets, once, whichever thread asks first), or finds it in the caches, and loads it into
- * op; frees what it loaded; launches the scan of a checked request with it (n > 0) and returns a
- * cudaError_t as int. */
+ * for the handle's device into `program` (launch.h's DL_USER_PROGRAM_*: one scan; along rows, over
+ * offsets, by key or down columns, once, whichever thread asks first), or finds it in the caches,
+ * and loads it into op; frees what it loaded; launches the scan of a checked request with it
+ * (n > 0; columns with dl_jit_launch_columns) and returns a cudaError_t as int. */
 dlscan_status dl_jit_build(dlscan_handle_t h, struct dlscan_operator *op, int program);
 void dl_jit_free(struct dlscan_operator *op);
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream);
+int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column_params *params,
+                          int dependent_launch, cudaStream_t stream);
 /* A user operator's scan on a CPU handle (operator.c), n > 0, a total or offsets (checked
  * before: cpu_segment.h, dl_cpu_check_offsets). */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r);

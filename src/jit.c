@@ -5,9 +5,10 @@
  * kernel. NVRTC (libnvrtc) is loaded with dlopen when first needed, so that dlscan runs where it is
  * absent; $DLSCAN_NVRTC names its file, or is "off".
  *
- * An operator has four programs (user_kernel.cuh, DL_USER_SEGMENTED): one scan of n items,
- * compiled when the operator is made; scans along rows, and segmented scans over offsets and by
- * key, each compiled when a call first needs it (or dlscan_reserve_scan names one).
+ * An operator has five programs (user_kernel.cuh, DL_USER_THIS_PROGRAM): one scan of n items,
+ * compiled when the operator is made; scans along rows, segmented scans over offsets and by key,
+ * and scans down columns, each compiled when a call first needs it (or dlscan_reserve_scan names
+ * one).
  *
  * The cubins are cached, keyed by a 128-bit hash of everything that makes them: the library's
  * version, the GPU's architecture, NVRTC's version, the generated source (the operator's text,
@@ -122,7 +123,7 @@ static char *dl_jit_source(const struct dlscan_operator *op, int program)
     int at = snprintf(head, sizeof head,
                       "#define DL_USER_STATE_BYTES %zu\n#define DL_USER_IN_BYTES %zu\n"
                       "#define DL_USER_IN2_BYTES %zu\n#define DL_USER_OUT_BYTES %zu\n"
-                      "#define DL_USER_LOAD %d\n#define DL_USER_STORE %d\n#define DL_USER_SEGMENTED %d\n"
+                      "#define DL_USER_LOAD %d\n#define DL_USER_STORE %d\n#define DL_USER_THIS_PROGRAM %d\n"
                       "#define DL_USER_IDENTITY_WORDS ",
                       op->state_bytes, op->in_bytes, op->in2_bytes, op->out_bytes,
                       (op->flags & DLSCAN_OPERATOR_LOAD) != 0, (op->flags & DLSCAN_OPERATOR_STORE) != 0, program);
@@ -262,7 +263,7 @@ static void dl_disk_keep(const char *key, const void *cubin, size_t bytes)
  * `program`. */
 static size_t dl_user_ring_bytes(const struct dlscan_operator *op, int program)
 {
-    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, program), op->in_bytes, op->in2_bytes,
+    const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, DL_USER_LIFTED(program)), op->in_bytes, op->in2_bytes,
                                        program == DL_USER_PROGRAM_KEYS);
     return (size_t)DL_USER_STAGES(stage) * stage;
 }
@@ -323,18 +324,21 @@ static double dl_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/* Loads a cubin into op's `program`: its four kernels, the persistent ones let use their ring of
- * stages, and a built-in's constant (operator.c) into the module's dlscan_constant. */
+/* Loads a cubin into op's `program`: its kernels (four: one block per tile and persistent, each
+ * with a tree and a left fold, the persistent ones let use their ring of stages; the columns' two,
+ * wide and narrow), and a built-in's constant (operator.c) into the module's dlscan_constant. */
 static cudaError_t dl_jit_load(struct dlscan_operator *op, int program, const void *cubin, int device)
 {
-    static const char *const names[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
+    static const char *const scans[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
                                          "dl_user_scan_persistent_left_fold"};
+    static const char *const columns[4] = {"dl_user_columns", "dl_user_columns_narrow", NULL, NULL};
+    const char *const *names = program == DL_USER_PROGRAM_COLUMNS ? columns : scans;
     cudaLibrary_t library = NULL;
     cudaKernel_t kernels[4] = {NULL, NULL, NULL, NULL};
     cudaError_t error = cudaLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0);
-    for (int k = 0; k < 4 && error == cudaSuccess; ++k)
+    for (int k = 0; k < 4 && names[k] && error == cudaSuccess; ++k)
         error = cudaLibraryGetKernel(&kernels[k], library, names[k]);
-    for (int k = 2; k < 4 && error == cudaSuccess; ++k)
+    for (int k = 2; k < 4 && names[k] && error == cudaSuccess; ++k)
         error = cudaKernelSetAttributeForDevice(kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)dl_user_ring_bytes(op, program), device);
     if (error == cudaSuccess && op->has_item2) {
@@ -458,7 +462,7 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int program = DL_USER_PROGRAM(p->row_length, params->offsets, params->keys);
+    const int program = DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys);
     const int aligned = (uintptr_t)p->in % 16 == 0 && (uintptr_t)params->in2 % 16 == 0 &&
                         (uintptr_t)params->keys % 16 == 0;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
@@ -476,4 +480,24 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
     config.numAttrs = dependent_launch ? 1 : 0;
     void *args[] = {(void *)params};
     return (int)cudaLaunchKernelExC(&config, op->kernels[program][2 * persistent + (left_fold ? 1 : 0)], args);
+}
+
+/* A column scan (DL_USER_PROGRAM_COLUMNS, which dl_jit_build has loaded): one block per tile, as
+ * the built-in column kernel (device/axis_kernel.cu). */
+int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column_params *params,
+                          int dependent_launch, cudaStream_t stream)
+{
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config;
+    memset(&config, 0, sizeof config);
+    config.gridDim = (dim3){params->axis.scan.tiles, 1, 1};
+    config.blockDim = (dim3){DL_AXIS_THREADS, 1, 1};
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = dependent_launch ? 1 : 0;
+    void *args[] = {(void *)params};
+    return (int)cudaLaunchKernelExC(&config, op->kernels[DL_USER_PROGRAM_COLUMNS][params->axis.shape.narrow ? 1 : 0],
+                                    args);
 }

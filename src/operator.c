@@ -159,13 +159,37 @@ static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_r
     memcpy((unsigned char *)r->out + i * op->out_bytes, out, op->out_bytes);
 }
 
+/* Columns: each array's rows in order, a state for each of its columns, each column from the
+ * host's init, its total to d_totals. */
+static dlscan_status dl_cpu_custom_columns(dlscan_handle_t h, const dl_scan_request *r)
+{
+    const struct dlscan_operator *op = r->custom;
+    const size_t length = r->axis_length, stride = r->axis_stride, state = op->state_bytes;
+    unsigned char *acc = malloc(stride * state);
+    if (!acc)
+        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "the states of %zu columns (%zu bytes)", stride, stride * state);
+    for (size_t array = 0; array < r->n / (length * stride); ++array) {
+        for (size_t j = 0; j < stride; ++j)
+            memcpy(acc + j * state, r->init_state, state);
+        const size_t first = array * length * stride;
+        for (size_t row = 0; row < length; ++row)
+            for (size_t j = 0; j < stride; ++j)
+                dl_cpu_custom_item(op, r, first + row * stride + j, acc + j * state);
+        if (r->totals)
+            memcpy((unsigned char *)r->totals + array * stride * state, acc, stride * state);
+    }
+    free(acc);
+    return DLSCAN_SUCCESS;
+}
+
 /* In one loop, from the init: over offsets each segment from the host's init (the items outside
  * them not written); by key each run of keys of the same bits from it; along rows each row, its
- * total to d_totals; else the whole, its total to d_total. */
+ * total to d_totals; columns as above; else the whole, its total to d_total. */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
-    (void)h;
     const struct dlscan_operator *op = r->custom;
+    if (r->axis_length && r->axis_stride > 1)
+        return dl_cpu_custom_columns(h, r);
     unsigned char acc[DLSCAN_STATE_MAX_BYTES];
     if (r->keys) {
         const unsigned char *key = r->keys;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "launch.h"
 #include "policy.h"
 
 /* Items a GPU tile of a user operator holds (device/policy.h): the sizes at its edges are the
@@ -38,6 +39,7 @@ typedef struct op_call {
     const void *keys;      /* segments by key: n keys of key_bytes (host), or NULL */
     dlscan_type key_type;
     size_t key_bytes;
+    size_t axis_stride; /* columns: arrays [n / (axis_length x axis_stride)][axis_length][axis_stride] */
 } op_call;
 
 #define PAD_ITEMS 4 /* poisoned items past the output, which must stay poisoned */
@@ -77,6 +79,7 @@ static void op_run(dlscan_handle_t h, const test_memory *m, const op_call *c, vo
     const size_t rows = c->axis_length ? n / c->axis_length : 0, totals_bytes = (rows + 1) * c->state_bytes;
     unsigned char *d_totals = c->totals ? m->alloc(totals_bytes, m->context) : NULL;
     a.axis_length = c->axis_length;
+    a.axis_stride = c->axis_stride;
     a.d_totals = d_totals;
     size_t *d_offsets = NULL;
     if (c->offsets) {
@@ -199,7 +202,7 @@ static void check_recurrence(dlscan_handle_t h, const test_memory *m, dlscan_typ
             }
         }
         op_call c = {op, 2 * size, size, scalar ? 0 : size, size, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+                     scalar ? b : a, scalar ? NULL : b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
         op_variant(&c, s, scalar);
         const double h0 = c.init != INIT_NONE ? 2 * uniform(rng) - 1 : 0.0;
         unsigned char init[16], total[16];
@@ -283,7 +286,7 @@ static void check_product_and_logsumexp(dlscan_handle_t h, const test_memory *m,
                 memcpy(in + 8 * i, &x[i], 8);
             }
         }
-        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+        op_call c = {op, state_bytes, size, 0, size, n, 0, 0, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
         op_variant(&c, s, 1);
         unsigned char init[16], total[16];
         double init_value = 1; /* products: the init's value; logsumexp: its maximum (s = 1) */
@@ -539,7 +542,7 @@ static void check_complex_recurrence(dlscan_handle_t h, const test_memory *m, dl
             }
         }
         op_call c = {op, 4 * size, item, scalar ? 0 : item, item, n, 0, 0, NULL, 0, 0,
-                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+                     scalar ? b : a, scalar ? NULL : b, length, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -630,7 +633,7 @@ static void check_exact(dlscan_handle_t h, const test_memory *m, const dlscan_op
         unsigned char init[32], total[32], acc[32], before[32];
         draw(init, rng);
         op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL,
-                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+                     along_rows ? length : 0, along_rows && (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
         if (along_rows)
             rows_variant(&c, s, 1);
         else
@@ -735,7 +738,7 @@ void operator_check_user(dlscan_handle_t h, const test_memory *m, size_t max_n, 
         in[i] = (uint32_t)test_random(rng);
     dlscan_operator_t op;
     CHECK_OK(h, dlscan_operator_create(h, &sum, &op));
-    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+    op_call c = {op, 4, 4, 0, 4, n, 0, INIT_NONE, NULL, 0, 0, in, NULL, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
     unsigned char total[4];
     op_run(h, m, &c, mine, total);
     uint32_t *d_in = m->alloc(n * 4, m->context), *d_out = m->alloc(n * 4, m->context);
@@ -767,7 +770,7 @@ void operator_check_chain(dlscan_handle_t h, const test_memory *m, uint64_t *rng
         a[i] = 0.5 + 0.5 * uniform(rng), b[i] = 2 * uniform(rng) - 1;
     const double start[2] = {1.0, 0.25};
     double total[2];
-    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+    op_call c = {op, 16, 8, 8, 8, n, 0, INIT_HOST, start, 1, 0, a, b, 0, NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
     op_run(h, m, &c, whole, total);
 
     double *d_a = m->alloc((n + 1) * 8, m->context), *d_b = m->alloc((n + 1) * 8, m->context);
@@ -827,7 +830,7 @@ static void check_rows_recurrence(dlscan_handle_t h, const test_memory *m, size_
             b[i] = (float)(2 * uniform(rng) - 1);
         }
         const float init[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
-        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0};
+        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 5) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0, 0};
         rows_variant(&c, s, 1);
         float total[2];
         op_run(h, m, &c, out, total);
@@ -867,6 +870,135 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, 
     check_rows_recurrence(h, m, max_n, rng);
     check_complex_recurrence(h, m, DLSCAN_FLOAT32, 0, 1, max_n, rng);
     check_complex_recurrence(h, m, DLSCAN_FLOAT32, 1, 1, max_n, rng);
+}
+
+/* ---------------------------------------------------------------- down columns */
+
+/* The shapes of the column cases of `state_bytes` states (arrays [outer][length][stride]): strides
+ * narrow (staged) and wide, across a strip's 256 columns; lengths around the GPU's column tile of
+ * that stride (launch.h, dl_axis_shape_for: one row, a tile's rows and one either side, several
+ * tiles); outer 1 to 3; n at most max_n. Returns the count; each case's shape in the arrays. */
+static int column_shapes(size_t state_bytes, size_t max_n, uint64_t *rng, size_t *lengths, size_t *strides,
+                         size_t *outers)
+{
+    const size_t wanted[] = {2, 3, 7, 31, 32, 33, 200, 256, 257, 600, 1 + test_random(rng) % 1000};
+    int count = 0;
+    for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k) {
+        const size_t stride = wanted[k], rows = dl_axis_shape_for(stride, state_bytes).rows;
+        const size_t length_of[] = {1, rows - 1, rows, rows + 1, 3 * rows + 2, 1 + test_random(rng) % (4 * rows)};
+        for (size_t l = 0; l < sizeof length_of / sizeof length_of[0]; ++l) {
+            const size_t outer = 1 + test_random(rng) % 3, length = length_of[l];
+            if (length == 0 || length * stride > max_n || (l + k) % 2) /* (half the pairs: the suite's time) */
+                continue;
+            lengths[count] = length, strides[count] = stride;
+            outers[count++] = outer * length * stride <= max_n ? outer : 1;
+        }
+    }
+    return count;
+}
+
+/* Operators written here, exactly, down columns: each column from the init, against a fold of
+ * the same C function, with d_totals in some cases. */
+static void check_columns_exact(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d,
+                                const char *name, size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_create(h, d, &op));
+    const size_t bytes = d->state_bytes;
+    size_t lengths[128], strides[128], outers[128];
+    const int count = column_shapes(bytes, max_n, rng, lengths, strides, outers);
+    for (int s = 0; s < count; ++s) {
+        const size_t length = lengths[s], stride = strides[s], n = outers[s] * length * stride, columns = n / length;
+        unsigned char *in = malloc(n * bytes + 1), *out = malloc(n * bytes + 1), *totals = malloc(columns * bytes);
+        unsigned char *acc = malloc(columns * bytes);
+        CHECK(in && out && totals && acc, "malloc");
+        for (size_t i = 0; i < n; ++i)
+            draw(in + i * bytes, rng);
+        unsigned char init[32], before[32];
+        draw(init, rng);
+        op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL,
+                     length, (s / 3) % 2 ? totals : NULL, NULL, 0, NULL, DLSCAN_INT32, 0, stride};
+        rows_variant(&c, s, 1);
+        op_run(h, m, &c, out, NULL);
+        int bad = 0;
+        for (size_t k = 0; k < columns; ++k)
+            memcpy(acc + k * bytes, c.init != INIT_NONE ? init : d->identity, bytes);
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            const size_t column = i / (length * stride) * stride + i % stride; /* (array, j) */
+            unsigned char *a = acc + column * bytes;
+            memcpy(before, a, bytes);
+            d->combine(a, a, in + i * bytes);
+            if (memcmp(out + i * bytes, c.exclusive ? before : a, bytes) != 0) {
+                EXPECT(0, "%s [%zu][%zu][%zu] (case %d, %s, init %d) item %zu differs", name, outers[s], length,
+                       stride, s, c.exclusive ? "exclusive" : "inclusive", c.init, i);
+                ++bad;
+            }
+        }
+        if (c.totals && memcmp(totals, acc, columns * bytes) != 0)
+            EXPECT(0, "%s [%zu][%zu][%zu]: the columns' totals differ", name, outers[s], length, stride);
+        free(in), free(out), free(totals), free(acc);
+    }
+    dlscan_operator_destroy(op);
+}
+
+/* The float32 recurrence down columns (two inputs, load and store), each column from h0, against a
+ * long double reference with check_recurrence's bound for the column's length. */
+static void check_columns_recurrence(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    dlscan_operator_t op;
+    CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
+    size_t lengths[128], strides[128], outers[128];
+    const int count = column_shapes(8, max_n, rng, lengths, strides, outers);
+    for (int s = 0; s < count; ++s) {
+        const size_t length = lengths[s], stride = strides[s], n = outers[s] * length * stride, columns = n / length;
+        float *a = malloc(n * 4), *b = malloc(n * 4), *out = malloc(n * 4), *totals = malloc(columns * 8);
+        long double *hx = malloc(columns * sizeof *hx), *magnitude = malloc(columns * sizeof *magnitude);
+        CHECK(a && b && out && totals && hx && magnitude, "malloc");
+        for (size_t i = 0; i < n; ++i) {
+            a[i] = (float)((0.5 + 0.5 * uniform(rng)) * (test_random(rng) % 2 ? -1 : 1));
+            b[i] = (float)(2 * uniform(rng) - 1);
+        }
+        const float init[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
+        op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, length, (s / 3) % 2 ? totals : NULL,
+                     NULL, 0, NULL, DLSCAN_INT32, 0, stride};
+        rows_variant(&c, s, 1);
+        op_run(h, m, &c, out, NULL);
+        const double h0 = c.init != INIT_NONE ? init[1] : 0.0, tolerance = rounds(length) * 0x1p-24;
+        for (size_t k = 0; k < columns; ++k)
+            hx[k] = h0, magnitude[k] = fabs(h0);
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            const size_t k = i / (length * stride) * stride + i % stride;
+            const long double before = hx[k], before_magnitude = magnitude[k];
+            hx[k] = a[i] * hx[k] + b[i];
+            magnitude[k] = fabsl((long double)a[i]) * magnitude[k] + fabsl((long double)b[i]);
+            const long double want = c.exclusive ? before : hx[k], scale = c.exclusive ? before_magnitude : magnitude[k];
+            if (!(fabsl(out[i] - want) <= tolerance * (scale + 1e-30))) {
+                EXPECT(0, "float32 recurrence [%zu][%zu][%zu] (case %d) item %zu: %.9g, want %.9Lg", outers[s], length,
+                       stride, s, i, (double)out[i], want);
+                ++bad;
+            }
+        }
+        for (size_t k = 0; c.totals && k < columns && bad < 5; ++k)
+            if (!(fabsl(totals[2 * k + 1] - hx[k]) <= tolerance * (magnitude[k] + 1e-30))) {
+                EXPECT(0, "float32 recurrence [%zu][%zu][%zu]: column %zu's total %.9g, want %.9Lg", outers[s], length,
+                       stride, k, (double)totals[2 * k + 1], hx[k]);
+                ++bad;
+            }
+        free(a), free(b), free(out), free(totals), free(hx), free(magnitude);
+    }
+    dlscan_operator_destroy(op);
+}
+
+void operator_check_columns(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    check_columns_exact(h, m, &sum, "user sum", max_n, rng, draw_word);
+    check_columns_exact(h, m, &arg, "arg-max", max_n, rng, draw_arg_max);
+    check_columns_exact(h, m, &triangles, "2x2 uint32 upper-triangular matrices", max_n, rng, draw_triangle);
+    check_columns_exact(h, m, &matrices32, "2x2 uint32 matrices", max_n, rng, draw_matrix32);
+    check_columns_exact(h, m, &matrices64, "2x2 uint64 matrices", max_n / 2, rng, draw_matrix64);
+    check_columns_recurrence(h, m, max_n, rng);
 }
 
 /* ---------------------------------------------------------------- over offsets */
@@ -964,7 +1096,7 @@ static void check_offsets_exact(dlscan_handle_t h, const test_memory *m, const d
                 draw(in + i * bytes, rng);
             unsigned char init[32], acc[32], before[32];
             draw(init, rng);
-            op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
+            op_call c = {op, bytes, bytes, 0, bytes, n, 0, 0, init, 0, 0, in, NULL, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0, 0};
             if (by_key)
                 as_keys(&c, number);
             rows_variant(&c, number, 1);
@@ -1032,7 +1164,7 @@ static void check_offsets_recurrence(dlscan_handle_t h, const test_memory *m, in
                 b[i] = (float)((int)(test_random(rng) % 9) - 4);
             }
             const float init[2] = {1.0f, (float)((int)(test_random(rng) % 9) - 4)};
-            op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0};
+            op_call c = {op, 8, 4, 4, 4, n, 0, 0, init, 0, 0, a, b, 0, NULL, offsets, segments, NULL, DLSCAN_INT32, 0, 0};
             if (by_key)
                 as_keys(&c, number);
             rows_variant(&c, number, 0);
@@ -1155,8 +1287,14 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
         EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "falling offsets: %s",
                dlscan_last_error(h));
     }
-    bad = a, bad.axis_length = 100, bad.axis_stride = 2;
-    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "columns: %s", dlscan_last_error(h));
+    bad = a, bad.axis_length = 100, bad.axis_stride = 3;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "columns that do not divide n: %s",
+           dlscan_last_error(h));
+    bad = a, bad.axis_length = 100, bad.axis_stride = 2, bad.d_totals = d_out + 4 * (n - 100);
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_OVERLAP, "columns' totals inside d_out: %s",
+           dlscan_last_error(h));
+    bad = a, bad.axis_length = 100, bad.axis_stride = 2, bad.d_total = d_out;
+    EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "columns with d_total");
     bad = a, bad.axis_length = 300;
     EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT, "rows that do not divide n");
     bad = a, bad.axis_length = 100, bad.d_total = d_out;

@@ -29,6 +29,12 @@ void operator_check_user(dlscan_handle_t h, const test_memory *memory, size_t ma
  * without a host init, in place, with d_totals. */
 void operator_check_rows(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
+/* Down columns (axis_length, axis_stride > 1): operators written here exactly (states of 4 to 32
+ * bytes) and the float32 recurrence within rounding, strides narrow and wide, lengths around the
+ * GPU's column tiles, one to three arrays; inclusive and exclusive, with and without a host init,
+ * in place, with d_totals. */
+void operator_check_columns(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
 /* Over offsets (d_offsets): operators written here exactly and the float32 recurrence, with
  * segments of one item, around a tile, of 0 to 63 items (empty ones too), up to 5000, or one, and
  * items before and after them, which stay unwritten; inclusive and exclusive, with and without a
@@ -40,7 +46,7 @@ void operator_check_segments(dlscan_handle_t h, const test_memory *memory, size_
 void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
 
 /* Refusals: each gets its status and writes nothing (descriptions out of range, a scan with an
- * operator of another backend, segments, columns, rows of a 32-byte state, d_totals misplaced, d_in2
+ * operator of another backend, segments, columns that do not divide n, rows of a 32-byte state, d_totals misplaced, d_in2
  * missing or extra). On a GPU handle also a source
  * that does not compile (DLSCAN_ERROR_COMPILE, with the compiler's log). */
 void operator_check_refusals(dlscan_handle_t h, const test_memory *memory);

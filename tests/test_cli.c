@@ -1117,8 +1117,8 @@ Test(cli, standard_input_and_output)
 
 /* --op prod and logsumexp (user operators), chained over chunks through the carry, on the CPU
  * backend, prod along rows with their totals and over offsets (segments across chunks, an empty
- * one, items outside them copied) and by key (runs across chunks); refused with columns, another
- * output type, or logsumexp's totals. */
+ * one, items outside them copied), by key (runs across chunks) and down columns with their totals;
+ * refused with another output type, or logsumexp's totals. */
 Test(cli, prod_and_logsumexp)
 {
     static const char items[] = "3 -2 5 7 -1 4 2 9 -3 6 1 8";
@@ -1176,8 +1176,19 @@ Test(cli, prod_and_logsumexp)
     cr_expect_str_eq(r.out, "6\n-12\n-60\n14\n-2\n-8\n-16\n-144\n432\n12\n12\n96\n");
     cli_run_free(&r);
     unlink(in_work("keys.txt"));
+    /* down columns: arrays [2][2][3], one a chunk, from --init 2 */
+    r = RUN_CLI_WITH_INPUT(items, sizeof items - 1, "scan", "--backend", "cpu", "--type", "int64", "--op", "prod",
+                           "--init", "2", "--axis-length", "2", "--axis-stride", "3", "--totals", in_work("totals.txt"),
+                           "--format", "text", "--chunk-items", "6", "-", "-");
+    expect_success(&r);
+    cr_expect_str_eq(r.out, "6\n-4\n10\n42\n4\n40\n4\n18\n-6\n24\n18\n-48\n");
+    totals = read_file(in_work("totals.txt"), &totals_size);
+    cr_expect(totals_size == 18 && memcmp(totals, "42\n4\n40\n24\n18\n-48\n", 18) == 0, "totals %.*s",
+              (int)totals_size, totals);
+    free(totals);
+    unlink(in_work("totals.txt"));
+    cli_run_free(&r);
     static const char *const refused[][4] = {
-        {"prod", "--axis-stride", "2", "scans along rows only"},
         {"logsumexp", "--totals", "t", "writes no --totals"},
     };
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; ++k) {

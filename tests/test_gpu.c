@@ -893,6 +893,8 @@ Test(gpu, user_operators_written_in_the_test, .timeout = 600) { on_both_kernels(
 
 Test(gpu, user_operators_along_rows, .timeout = 600) { on_both_kernels(operator_check_rows); }
 
+Test(gpu, user_operators_down_columns, .timeout = 600) { on_both_kernels(operator_check_columns); }
+
 Test(gpu, user_operators_in_segments, .timeout = 600) { on_both_kernels(operator_check_segments); }
 
 Test(gpu, user_operator_chains_and_refusals, .timeout = 240)

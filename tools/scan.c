@@ -196,13 +196,10 @@ static int parse_scan_options(int argc, char **argv, scan_options *o)
     }
     if (o->totals_path && strcmp(o->totals_path, "-") == 0 && !o->out_path)
         return fail(STATUS_BAD_INPUT, "scan: OUT and --totals cannot both be standard output");
-    if (o->builtin >= 0) { /* a user operator: a scan of a type into itself, plain, segmented or along rows */
+    if (o->builtin >= 0) { /* a user operator: a scan of a type into itself, plain, segmented or along an axis */
         const char *name = o->builtin == DLSCAN_BUILTIN_PRODUCT ? "prod" : "logsumexp";
         const dlscan_type t = o->type->type;
         const int real = t == DLSCAN_FLOAT32 || t == DLSCAN_FLOAT64;
-        if (o->axis_length && o->array_items != o->axis_length)
-            return fail(STATUS_BAD_INPUT, "scan: --op %s scans along rows only (--axis-stride 1), not yet "
-                                          "along another axis", name);
         if (o->totals_path && o->builtin == DLSCAN_BUILTIN_LOGSUMEXP)
             return fail(STATUS_BAD_INPUT, "scan: --op logsumexp writes no --totals: a row's total is its "
                                           "running state, two values");

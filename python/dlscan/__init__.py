@@ -31,7 +31,7 @@ out= to write into arrays of your own (a CUDA graph, a preallocated buffer).
 
 linear_recurrence (h[t] = a[t] h[t-1] + b[t], real or complex), cumprod and logcumsumexp scan with operators
 that dlscan compiles at run time on a GPU (dlscan.h, "Your own operator"), over x flattened
-(axis=None) or along its last axis (axis=-1: a batch of rows, each from initial). scan(x, op)
+(axis=None) or along an axis (axis=-1: a batch of rows; axis=0: columns; each from initial). scan(x, op)
 does the same with a dlscan.Operator of your own: CUDA C source for CUDA arrays, C functions or
 Python callables for NumPy arrays, NumPy dtypes for its state and items.
 

@@ -147,7 +147,7 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, keys=None, out=None, e
     item), or a tuple (x, x2) of two arrays of one shape, item for item, where op loads two.
     NumPy arrays run on a CPU handle (op's C functions or callables), CUDA arrays (PyTorch,
     CuPy) on their GPU (op's source). initial: a state (default: the identity); axis: None (x
-    flattened) or the last axis of the items (each row from initial); offsets: a segmented scan
+    flattened) or an axis of the items (each of its scans from initial); offsets: a segmented scan
     of x flattened, as cumsum's offsets= (int64 or uint64, each segment from initial, the items
     outside them not written); keys: a segmented scan of x flattened by runs of equal keys (an
     array of n keys of a real kind, where x lives, compared bit for bit; each run from initial);
@@ -173,7 +173,7 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, keys=None, out=None, e
         raise ValueError(f"dlscan.scan: x[0] and x[1] must hold items of one shape, not {shape} and "
                          f"{_item_shape(x2, op._desc[5], 'x[1]')}")
     n = math.prod(shape)
-    row_length = 0
+    axis_length = axis_stride = 0
     if offsets is not None and keys is not None:
         raise ValueError("dlscan.scan: keys and offsets are both given: segments come from one or the other")
     if axis is not None and (offsets is not None or keys is not None):
@@ -186,11 +186,8 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, keys=None, out=None, e
         if not -ndim <= axis < ndim:
             from . import _axis_error
             raise _axis_error(axis, ndim, "scan")
-        if axis % ndim != ndim - 1:
-            raise NotImplementedError(f"dlscan.scan: axis={axis} of items of {len(shape)} dimensions: an "
-                                      "operator of your own scans along the last axis only; pass axis=-1, or "
-                                      "axis=None (x flattened)")
-        row_length = shape[-1] if len(shape) > 1 and n else 0
+        if len(shape) > 1 and n:  # (one dimension: one scan)
+            axis_length, axis_stride = shape[axis], math.prod(shape[axis % ndim + 1:])
     library = type(x).__module__.partition(".")[0]
     if library == "numpy" and not op._desc[7]:
         raise TypeError("dlscan.scan: NumPy arrays run on a CPU handle, which runs op's combine= (a C function or "
@@ -212,7 +209,7 @@ def scan(x, op, *, initial=None, axis=None, offsets=None, keys=None, out=None, e
         initial = numpy.asarray(initial if not isinstance(initial, list) else tuple(initial), op.state).tobytes()
     op._error = None
     _dlscan._scan_with(op, _as_bytes(x, "x"), None if x2 is None else _as_bytes(x2, "x[1]"), _as_bytes(out, "out"),
-                       n, row_length, offsets, keys, exclusive, initial, deterministic, stream, "scan")
+                       n, axis_length, axis_stride, offsets, keys, exclusive, initial, deterministic, stream, "scan")
     if op._error is not None:
         error, op._error = op._error, None
         raise error

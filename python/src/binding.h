@@ -160,6 +160,10 @@ int dlpy_take_segments(dlpy_array *segments, PyObject *keys, PyObject *offsets, 
  * for no integer; numpy.exceptions.AxisError for one out of range. */
 int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);
 
+/* The scans of `in` along dimension d (scan.c): their length, and the items between two of a
+ * scan's items (the product of the extents after d). */
+void dlpy_axis_shape(const dlpy_array *in, int d, size_t *length, size_t *stride);
+
 /* group= (scan.c): an mpi4py communicator or a torch.distributed process group as a
  * dlscan_exchange whose context is *g (which must outlive the call). Returns 0, or -1 with a
  * Python error set. */

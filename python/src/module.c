@@ -211,24 +211,26 @@ static PyMethodDef dlpy_methods[] = {
      "one scan (dlscan.h, \"Your own operator\"): the state-space (complex for S4D and S5) and\n"
      "linear-RNN recurrences, moving averages, IIR filters.\n"
      "exclusive: out[t] = h[t-1]. The scan runs over the arrays flattened (axis=None), or along\n"
-     "their last axis (axis=-1: each row from initial, as a batch of [B, L]). keys or offsets\n"
+     "an axis (axis=-1: each row from initial, as a batch of [B, L]; axis=0 of [L, B]: each\n"
+     "column). keys or offsets\n"
      "(as cumsum's: packed sequences of other lengths, e.g. offsets = cu_seqlens): each segment\n"
      "from initial, over the arrays flattened; over offsets the items outside the segments are\n"
-     "not written (complex128 takes no segments). On a GPU the first call of a type compiles the\n"
+     "not written (complex128 takes no segments, nor the last axis of an array of more than one\n"
+     "dimension). On a GPU the first call of a type compiles the\n"
      "operator (NVRTC), which is then cached.\n\n"
      "Returns out, of b's type and shape."},
     {"cumprod", (PyCFunction)(void (*)(void))dlpy_cumprod, METH_VARARGS | METH_KEYWORDS,
      "cumprod(x, *, axis=None, keys=None, offsets=None, out=None, deterministic=False,\n"
      "        stream=None)\n--\n\n"
      "The running product of x (int32, uint32, int64, uint64 wrapping around; float32,\n"
-     "float64), as numpy.cumprod of x flattened (axis=None) or along its last axis (axis=-1),\n"
+     "float64), as numpy.cumprod of x flattened (axis=None) or along an axis (axis=d),\n"
      "or of each segment (keys or offsets, as cumsum's), through a user operator.\n\n"
      "Returns out."},
     {"logcumsumexp", (PyCFunction)(void (*)(void))dlpy_logcumsumexp, METH_VARARGS | METH_KEYWORDS,
      "logcumsumexp(x, *, axis=None, keys=None, offsets=None, out=None, deterministic=False,\n"
      "             stream=None)\n--\n\n"
      "log(exp(x[0]) + ... + exp(x[t])) without overflow (torch.logcumsumexp; float32,\n"
-     "float64), over x flattened (axis=None), along its last axis (axis=-1) or in each segment\n"
+     "float64), over x flattened (axis=None), along an axis (axis=d) or in each segment\n"
      "(keys or offsets, as cumsum's), through a user operator.\n\n"
      "Returns out."},
     {"reserve", (PyCFunction)(void (*)(void))dlpy_reserve, METH_VARARGS | METH_KEYWORDS,

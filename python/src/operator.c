@@ -73,14 +73,15 @@ static dlscan_operator_t dlpy_builtin(dlscan_handle_t h, int which, int kind, co
     return dlpy_kept(key, NULL, func);
 }
 
-/* One dlscan_scan with op of n items from in (and in2 where it holds an array) into out, rows of
- * row_length (0: one scan) or the segments of `segments` (where it holds an array: offsets, or
- * where by_key, keys), from init (NULL: the identity): a new reference to `success`, or NULL with
- * the exception of its failure. */
+/* One dlscan_scan with op of n items from in (and in2 where it holds an array) into out, along an
+ * axis of axis_length items axis_stride apart (dlscan.h: rows where the stride is 1, columns where
+ * more; axis_length 0: one scan) or the segments of `segments` (where it holds an array: offsets,
+ * or where by_key, keys), from init (NULL: the identity): a new reference to `success`, or NULL
+ * with the exception of its failure. */
 static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_array *in, const dlpy_array *in2,
                           const dlpy_array *out, const dlpy_array *segments, int by_key, size_t n,
-                          size_t row_length, int exclusive, const void *init, const dlpy_place *place,
-                          PyObject *success, const char *func)
+                          size_t axis_length, size_t axis_stride, int exclusive, const void *init,
+                          const dlpy_place *place, PyObject *success, const char *func)
 {
     dlscan_scan_args args = DLSCAN_SCAN_ARGS_INIT;
     args.custom = op;
@@ -88,7 +89,8 @@ static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_ar
     args.d_in2 = in2->object ? in2->data : NULL;
     args.d_out = out->data;
     args.n = n;
-    args.axis_length = row_length;
+    args.axis_length = axis_length;
+    args.axis_stride = axis_stride;
     if (segments->object && by_key) {
         args.d_keys = segments->data;
         args.key_type = dlpy_type(segments->kind);
@@ -107,7 +109,7 @@ static PyObject *dlpy_run(dlscan_handle_t h, dlscan_operator_t op, const dlpy_ar
 
 /* ---- The calls ---- */
 
-/* One scan of x (and x2, item for item; along the last axis, each row) with the built-in `which`
+/* One scan of x (and x2, item for item; along an axis, each of its scans) with the built-in `which`
  * into a new array like x (or out=), starting from the state `initial` (two numbers: a recurrence's
  * (1, h0), logsumexp's (x0, 1)), or the identity where has_initial is 0. a: a recurrence's scalar
  * a (real, imaginary), or NULL. A recurrence of complex items runs the complex recurrence on
@@ -131,19 +133,15 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
     }
     if (dlpy_array_take_nd(&in, x, func, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x", &place, 1, 0) < 0)
         return NULL;
-    /* axis=: None (x flattened), or the last dimension: rows (dlscan.h's scans along an axis of
-     * stride 1). User operators scan along no other axis yet. */
+    /* axis=: None (x flattened), or dimension d: dlscan.h's scans along an axis, rows where d is the
+     * last (stride 1), columns where it is another. */
     int d = 0;
     if (axis != Py_None && dlpy_axis(axis, in.ndim, func, &d) < 0)
         goto done;
-    if (axis != Py_None && d != in.ndim - 1) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "dlscan.%s: axis=%R on an array of %d dimensions: user operators scan along the last "
-                     "axis only, not yet along another; pass axis=-1, or axis=None (x flattened)",
-                     func, axis, in.ndim);
-        goto done;
-    }
-    const size_t row_length = axis != Py_None && in.ndim > 1 && in.n > 0 ? in.shape[in.ndim - 1] : 0;
+    size_t axis_length = 0, axis_stride = 0;
+    if (axis != Py_None && in.ndim > 1 && in.n > 0)
+        dlpy_axis_shape(&in, d, &axis_length, &axis_stride);
+    const int along_rows = axis_length && axis_stride == 1;
     const int kind = in.kind, complex = kind == DLPY_COMPLEX64 || kind == DLPY_COMPLEX128;
     const int parts = kind == DLPY_COMPLEX64 ? DLSCAN_FLOAT32 : kind == DLPY_COMPLEX128 ? DLSCAN_FLOAT64 : kind;
     const int real = parts == DLSCAN_FLOAT32 || parts == DLSCAN_FLOAT64;
@@ -162,13 +160,13 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
                      func, a && a[1] != 0 ? "a" : "initial", dlpy_kinds[kind].name);
         goto done;
     }
-    if (kind == DLPY_COMPLEX128 && (row_length || keys != Py_None || offsets != Py_None)) {
+    if (kind == DLPY_COMPLEX128 && (along_rows || keys != Py_None || offsets != Py_None)) {
         PyErr_Format(PyExc_NotImplementedError,
                      "dlscan.%s: complex128 items %s are not taken: their state (a, b) fills the 32 bytes a "
                      "state may have, and %s it takes 4 more (dlscan.h, \"Your own operator\"); scan complex64 "
                      "items, or each %s on its own",
-                     func, row_length ? "along an axis" : "in segments", row_length ? "along rows" : "in segments",
-                     row_length ? "row with axis=None" : "segment");
+                     func, along_rows ? "along the last axis" : "in segments",
+                     along_rows ? "along rows" : "in segments", along_rows ? "row with axis=None" : "segment");
         goto done;
     }
     if (dlpy_take_segments(&segments, keys, offsets, in.n, which == DLSCAN_BUILTIN_LINEAR_RECURRENCE ? "a" : "x",
@@ -182,7 +180,7 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
                          in.n, dlpy_kinds[kind].name, in2.n, dlpy_kinds[in2.kind].name);
             goto done;
         }
-        if (row_length && (in2.ndim != in.ndim || memcmp(in2.shape, in.shape, (size_t)in.ndim * sizeof in.shape[0]))) {
+        if (axis_length && (in2.ndim != in.ndim || memcmp(in2.shape, in.shape, (size_t)in.ndim * sizeof in.shape[0]))) {
             PyErr_Format(PyExc_ValueError, "dlscan.%s: along an axis a and b must have one shape", func);
             goto done;
         }
@@ -219,8 +217,8 @@ static PyObject *dlpy_builtin_scan(int which, PyObject *x, PyObject *x2, const d
             memcpy(init + 8 * v, &state[v], 8);
         }
     }
-    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, in.n, row_length, exclusive,
-                        has_initial ? init : NULL, &place, result.object, func);
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, in.n, axis_length, axis_stride,
+                        exclusive, has_initial ? init : NULL, &place, result.object, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);
@@ -315,20 +313,21 @@ static int dlpy_read_desc(PyObject *desc_object, dlscan_operator_desc *d, const 
     return 0;
 }
 
-/* _scan_with(op, x, x2, out, n, row_length, offsets, keys, exclusive, initial, deterministic,
- * stream, func): dlscan.scan's call (dlscan/_operator.py has worked out the items): n items, whose
- * bytes are x's (and x2's, or None) and out's, any element kind, rows of row_length items (0: one
- * scan) or the segments of offsets or of keys (n of them, of a real kind; or both None), from
- * initial (the state's bytes, or None: the identity). Returns None. */
+/* _scan_with(op, x, x2, out, n, axis_length, axis_stride, offsets, keys, exclusive, initial,
+ * deterministic, stream, func): dlscan.scan's call (dlscan/_operator.py has worked out the items):
+ * n items, whose bytes are x's (and x2's, or None) and out's, any element kind, along an axis of
+ * axis_length items axis_stride apart (0: one scan) or the segments of offsets or of keys (n of
+ * them, of a real kind; or both None), from initial (the state's bytes, or None: the identity).
+ * Returns None. */
 PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *owner, *x, *x2, *out, *offsets, *keys, *initial, *stream;
-    Py_ssize_t n, row_length;
+    Py_ssize_t n, axis_length, axis_stride;
     int exclusive, deterministic;
     const char *func;
-    if (!PyArg_ParseTuple(args, "OOOOnnOOpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &row_length, &offsets,
-                          &keys, &exclusive, &initial, &deterministic, &stream, &func))
+    if (!PyArg_ParseTuple(args, "OOOOnnnOOpOpOs:_scan_with", &owner, &x, &x2, &out, &n, &axis_length, &axis_stride,
+                          &offsets, &keys, &exclusive, &initial, &deterministic, &stream, &func))
         return NULL;
     PyObject *desc_object = PyObject_GetAttrString(owner, "_desc");
     if (!desc_object)
@@ -378,8 +377,8 @@ PyObject *dlpy_scan_with(PyObject *self, PyObject *args)
     const dlscan_operator_t op = dlpy_kept((dlpy_operator){.h = h, .owner = owner}, &d, func);
     if (!op)
         goto done;
-    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, (size_t)n, (size_t)row_length,
-                        exclusive, init, &place, Py_None, func);
+    returned = dlpy_run(h, op, &in, &in2, &result, &segments, keys != Py_None, (size_t)n, (size_t)axis_length,
+                        (size_t)axis_stride, exclusive, init, &place, Py_None, func);
 done:
     dlpy_restore_device(previous_device);
     dlpy_array_release(&in);

@@ -126,9 +126,8 @@ int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d)
     return -1;
 }
 
-/* The scans of `in` along dimension d: their length, and the items between two of a scan's items
- * (the product of the extents after d). */
-static void dlpy_axis_shape(const dlpy_array *in, int d, size_t *length, size_t *stride)
+/* (binding.h) */
+void dlpy_axis_shape(const dlpy_array *in, int d, size_t *length, size_t *stride)
 {
     *length = in->ndim > 0 ? in->shape[d] : 1;
     *stride = 1;

@@ -26,8 +26,8 @@ def rng():
 def recurrence(a, b, initial, exclusive=False):
     wide = np.clongdouble if np.iscomplexobj(b) else np.longdouble
     h = wide(initial)
-    out = np.empty(len(b), wide)
-    magnitude = np.empty(len(b), np.longdouble)
+    out = np.empty(b.shape, wide)  # (b 2-D: each column a recurrence)
+    magnitude = np.empty(b.shape, np.longdouble)
     m = np.longdouble(abs(initial))
     a = np.broadcast_to(np.asarray(a, wide), b.shape)
     for t in range(len(b)):
@@ -219,8 +219,6 @@ def test_bad_input(rng):
         dlscan.logcumsumexp(np.arange(5, dtype=np.int32))
     with pytest.raises(TypeError):
         dlscan.cumprod(np.arange(5, dtype=np.int8))
-    with pytest.raises(NotImplementedError):
-        dlscan.cumprod(np.ones((2, 3), np.float32), axis=0)
     with pytest.raises(ValueError):
         dlscan.linear_recurrence(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), axis=-1)
     with pytest.raises(ValueError):
@@ -277,6 +275,21 @@ def test_on_the_gpu(rng):
             for r in range(a.shape[0]):
                 want, magnitude = recurrence(a[r], b[r], 0)
                 assert np.all(np.abs(h[r].astype(np.clongdouble) - want) <= tolerance(cdtype) * (magnitude + 1e-30))
+        # columns: [L, B] along axis 0 and [2, L, B] along axis 1, each column from initial; complex128 too
+        for shape, axis in (((3000, 7), 0), ((2, 1500, 300), 1), ((70_001, 3), 0)):
+            a, b = recurrence_inputs(rng, int(np.prod(shape)), dtype)
+            a, b = a.reshape(shape), b.reshape(shape)
+            h = dlscan.linear_recurrence(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), initial=0.5,
+                                         axis=axis).cpu().numpy()
+            want, magnitude = recurrence(np.moveaxis(a, axis, -1).reshape(-1, shape[axis]).T,
+                                         np.moveaxis(b, axis, -1).reshape(-1, shape[axis]).T, 0.5)
+            got = np.moveaxis(h, axis, -1).reshape(-1, shape[axis]).T
+            assert np.all(np.abs(got.astype(np.longdouble) - want) <= tolerance(dtype) * magnitude)
+        a, b = recurrence_inputs(rng, 3000 * 5, cdtype)
+        a, b = a.reshape(3000, 5), b.reshape(3000, 5)
+        h = dlscan.linear_recurrence(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), axis=0).cpu().numpy()
+        want, magnitude = recurrence(a, b, 0)
+        assert np.all(np.abs(h.astype(np.clongdouble) - want) <= tolerance(cdtype) * (magnitude + 1e-30))
         # packed sequences (cu_seqlens as offsets, and the same runs as keys)
         n = 1_000_003
         offsets, keys = packed(rng, n)
@@ -346,8 +359,39 @@ def test_scan_with_an_operator_along_rows(rng):
     for r in range(shape[0]):
         want, magnitude = recurrence(a[r], b[r], -0.25)
         assert np.all(np.abs(out[r].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
-    with pytest.raises(NotImplementedError, match="last axis"):
-        dlscan.scan((a, b), recurrence_operator(), axis=0)
+    # axis 0 of [7, 130]: each column from initial; of [7, 10, 13], axis 1: each [k, :, j]
+    out = dlscan.scan((a, b), recurrence_operator(), axis=0, initial=(1, -0.25))
+    for c in range(shape[1]):
+        want, magnitude = recurrence(a[:, c], b[:, c], -0.25)
+        assert np.all(np.abs(out[:, c].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    a3, b3 = a.reshape(7, 10, 13), b.reshape(7, 10, 13)
+    out = dlscan.scan((a3, b3), recurrence_operator(), axis=1)
+    for k in range(7):
+        for j in range(13):
+            want, magnitude = recurrence(a3[k, :, j], b3[k, :, j], 0.0)
+            assert np.all(np.abs(out[k, :, j].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+
+
+def test_built_ins_down_columns(rng):
+    """linear_recurrence, cumprod and logcumsumexp along axis 0 and a middle axis (columns), each
+    column from initial; complex128 too (no flag to carry down columns)."""
+    a, b = recurrence_inputs(rng, 6 * 300 * 5, "float32")
+    a, b = a.reshape(6, 300, 5), b.reshape(6, 300, 5)
+    h = dlscan.linear_recurrence(a, b, initial=0.5, axis=1)
+    for k in range(6):
+        for j in range(5):
+            want, magnitude = recurrence(a[k, :, j], b[k, :, j], 0.5)
+            assert np.all(np.abs(h[k, :, j].astype(np.longdouble) - want) <= tolerance("float32") * magnitude)
+    ca, cb = recurrence_inputs(rng, 400 * 3, "complex128")
+    ca, cb = ca.reshape(400, 3), cb.reshape(400, 3)
+    h = dlscan.linear_recurrence(ca, cb, initial=0.5j, axis=0)
+    for j in range(3):
+        want, magnitude = recurrence(ca[:, j], cb[:, j], 0.5j)
+        assert np.all(np.abs(h[:, j].astype(np.clongdouble) - want) <= tolerance("complex128") * magnitude)
+    x = rng.integers(-3, 4, (50, 7)).astype(np.int64)
+    np.testing.assert_array_equal(dlscan.cumprod(x, axis=0), np.cumprod(x, axis=0))
+    y = rng.standard_normal((2, 40, 3))
+    assert np.allclose(dlscan.logcumsumexp(y, axis=1), np.logaddexp.accumulate(y, axis=1), rtol=0, atol=1e-12)
 
 
 def test_scan_with_an_operator_over_offsets(rng):
