@@ -25,7 +25,9 @@
  * Mamba's selective-scan pattern (chunked_recurrence.cu: one block per row, chunks carried
  * serially), in rounds of their own, and the same segments given as offsets (d_offsets: the
  * program of segments, which reads the offsets, 8 / L bytes an item more) and as keys (d_keys:
- * uint32 row numbers, 4 bytes an item more, so its floor is 16 / 12 memcpy-12's time); the first
+ * uint32 row numbers, 4 bytes an item more, so its floor is 16 / 12 memcpy-12's time), and a
+ * reduce-by-key of the recurrence by those keys (dlscan_reduce_by_key_custom: each row's last h;
+ * it reads a, b and the key, 12 bytes an item, and writes 8 bytes a row: memcpy-12's floor); the first
  * call along rows makes the operator's program of rows (reported in ms), and the first over
  * offsets and by key their programs. All four are checked against the reference, row by row.
  * Then the float32 recurrence down columns, [N, M] along axis 0 with N x M = 2^26, M = 2, 16, 256,
@@ -73,13 +75,14 @@ enum {
     ROWS_CHUNKED,   /* the same, Mamba's pattern */
     ROWS_OFFSETS,   /* the same rows given as offsets */
     ROWS_KEYS,      /* and as keys */
+    ROWS_RUNS,      /* reduce-by-key by the same keys: each row's last h */
     COLUMNS_F32,    /* the float32 recurrence down the columns of [n / columns, columns] */
     VARIANTS
 };
 
 static const char *const names[VARIANTS] = {"memcpy-12", "recurrence-f32", "memcpy-24", "recurrence-f64",
                                             "recurrence-c64", "memcpy-8", "scalar-a-f32", "sum-builtin", "sum-user", "rows-f32",
-                                            "rows-chunked", "rows-offsets", "rows-keys", "columns-f32"};
+                                            "rows-chunked", "rows-offsets", "rows-keys", "rows-runs", "columns-f32"};
 
 typedef struct context {
     dlscan_handle_t h;
@@ -88,6 +91,8 @@ typedef struct context {
     size_t row_length; /* ROWS_F32 */
     size_t *offsets;   /* ROWS_OFFSETS: n / row_length + 1 of them, on the device */
     uint32_t *keys;    /* ROWS_KEYS: each item's row, on the device */
+    uint32_t *keys_out; /* ROWS_RUNS: each run's key, and the count */
+    size_t *runs;
     size_t columns;    /* COLUMNS_F32 */
 } context;
 
@@ -139,6 +144,11 @@ static int run(const void *p, int v, size_t n, cudaStream_t stream)
     case ROWS_CHUNKED: return bench_chunked_recurrence(c->a, c->b, c->out, n / c->row_length, c->row_length, stream);
     case ROWS_OFFSETS: return scan_segments(c, 0, n, stream);
     case ROWS_KEYS: return scan_segments(c, 1, n, stream);
+    case ROWS_RUNS:
+        return dlscan_reduce_by_key_custom(c->h, c->recurrence32, c->keys, c->a, c->b, c->keys_out, c->out, c->runs, n,
+                                           DLSCAN_UINT32, NULL, stream) == DLSCAN_SUCCESS
+                   ? 0
+                   : (int)cudaErrorUnknown;
     case RECURRENCE_F64: return scan(c, c->recurrence64, 1, n, stream);
     case RECURRENCE_C64: return scan(c, c->recurrence_c64, 1, n, stream);
     case SCALAR_F32: return scan(c, c->scalar32, 0, n, stream);
@@ -343,13 +353,15 @@ int main(int argc, char **argv)
     const size_t most_offsets = (batch_n >> row_logs[0]) + 1;
     CUDA_CHECK(cudaMalloc((void **)&c.offsets, most_offsets * sizeof(size_t)));
     CUDA_CHECK(cudaMalloc((void **)&c.keys, batch_n * sizeof(uint32_t)));
+    CUDA_CHECK(cudaMalloc((void **)&c.keys_out, batch_n * sizeof(uint32_t)));
+    CUDA_CHECK(cudaMalloc((void **)&c.runs, sizeof(size_t)));
     size_t *offsets = malloc(most_offsets * sizeof(size_t));
     uint32_t *keys = malloc(batch_n * sizeof(uint32_t));
     if (!offsets || !keys)
         return 1;
     printf("\n| rows [B, L] | n | memcpy-12 us | dlscan us | of floor | Mamba's pattern us | of floor | dlscan / Mamba's "
-           "| over offsets us | of floor | by key us | of floor (16 bytes) |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "| over offsets us | of floor | by key us | of floor (16 bytes) | reduce-by-key us | of floor |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof row_logs / sizeof row_logs[0]; ++k) {
         c.row_length = (size_t)1 << row_logs[k];
         const size_t n = batch_n;
@@ -379,14 +391,15 @@ int main(int argc, char **argv)
         int valid[VARIANTS];
         double us[VARIANTS], host_us[VARIANTS];
         for (int v = 0; v < VARIANTS; ++v)
-            valid[v] = v == COPY_12 || (v >= ROWS_F32 && v <= ROWS_KEYS);
+            valid[v] = v == COPY_12 || (v >= ROWS_F32 && v <= ROWS_RUNS);
         bench_time_variants(&timer, run, &c, n, VARIANTS, repeats, "bench_operator", names, valid, us, host_us);
-        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f | %.1f | %.3f |\n",
+        printf("| [%zu, 2^%d] | %zu | %.1f | %.1f | %.3f | %.1f | %.3f | %.2f | %.1f | %.3f | %.1f | %.3f | %.1f | %.3f |\n",
                n / c.row_length, row_logs[k], n, us[COPY_12], us[ROWS_F32], us[COPY_12] / us[ROWS_F32],
                us[ROWS_CHUNKED], us[COPY_12] / us[ROWS_CHUNKED], us[ROWS_CHUNKED] / us[ROWS_F32], us[ROWS_OFFSETS],
-               us[COPY_12] / us[ROWS_OFFSETS], us[ROWS_KEYS], us[COPY_12] * 16 / 12 / us[ROWS_KEYS]);
+               us[COPY_12] / us[ROWS_OFFSETS], us[ROWS_KEYS], us[COPY_12] * 16 / 12 / us[ROWS_KEYS], us[ROWS_RUNS],
+               us[COPY_12] / us[ROWS_RUNS]);
         fflush(stdout);
-        for (int v = ROWS_F32; out && v <= ROWS_KEYS; ++v) /* (of floor: by key, memcpy-12's time x 16 / 12) */
+        for (int v = ROWS_F32; out && v <= ROWS_RUNS; ++v) /* (of floor: by key, memcpy-12's time x 16 / 12) */
             fprintf(out, "%zu,%s-L%zu,%.3f,%.4f\n", n, names[v], c.row_length, valid[v] ? us[v] : NAN,
                     valid[v] ? us[COPY_12] * (v == ROWS_KEYS ? 16.0 / 12 : 1.0) / us[v] : NAN);
         for (int v = ROWS_F32; v <= ROWS_KEYS; ++v) { /* the guard, each row from 0 */
@@ -397,6 +410,29 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaMemcpy(h, c.out, n * 4, cudaMemcpyDeviceToHost));
             if (recurrence_wrong(names[v], a, b, h, n, c.row_length, 1))
                 wrong = 1;
+        }
+        /* reduce-by-key's guard: each row's last h, its key (the row) and the count */
+        const size_t rows = n / c.row_length;
+        CUDA_CHECK(cudaMemset(c.out, 0xa5, rows * 4));
+        if (run(&c, ROWS_RUNS, n, timer.stream) != 0)
+            return 1;
+        CUDA_CHECK(cudaStreamSynchronize(timer.stream));
+        size_t runs = 0;
+        CUDA_CHECK(cudaMemcpy(h, c.out, rows * 4, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(keys, c.keys_out, rows * 4, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&runs, c.runs, sizeof runs, cudaMemcpyDeviceToHost));
+        const double bound = (2 * log2((double)c.row_length + 2) + 64 + (double)c.row_length / 512) * 0x1p-24;
+        for (size_t r = 0; r < rows && !wrong; ++r) {
+            double hx = 0, magnitude = 0;
+            for (size_t i = r * c.row_length; i < (r + 1) * c.row_length; ++i) {
+                hx = (double)a[i] * hx + b[i];
+                magnitude = a[i] * magnitude + fabs(b[i]);
+            }
+            if (runs != rows || keys[r] != r || !(fabs(h[r] - hx) <= bound * magnitude)) {
+                fprintf(stderr, "bench_operator: rows-runs L = %zu: %zu runs (want %zu), run %zu: key %u, %.9g, want "
+                        "%.9g: WRONG\n", c.row_length, runs, rows, r, keys[r], h[r], hx);
+                wrong = 1;
+            }
         }
     }
     c.row_length = 0;
@@ -437,7 +473,7 @@ int main(int argc, char **argv)
     }
     c.columns = 0;
     cudaFree(c.offsets);
-    cudaFree(c.keys);
+    cudaFree(c.keys), cudaFree(c.keys_out), cudaFree(c.runs);
     free(offsets);
     free(keys);
     if (out)

@@ -60,27 +60,33 @@ typedef struct dl_user_params {
     uint64_t num_segments;
     const void *keys;       /* segments: n keys of key_size bytes (1, 2, 4 or 8), or NULL */
     uint32_t key_size;
+    void *keys_out;         /* reduce-by-key (DL_USER_PROGRAM_RUNS): each run's key, its output in */
+    size_t *num_runs;       /* scan.out, and the count of runs here; else NULL */
 } dl_user_params;
 
 /* A user operator's programs, each compiled when first needed (user_kernel.cuh's
  * DL_USER_THIS_PROGRAM): one scan; scans along rows (heads from the index); segments over offsets;
- * segments by key; columns (an axis of stride > 1: columns.cuh's tile). The three of segments
- * scan the operator lifted to segments (DL_USER_LIFTED: the state and a flag, policy.h's
+ * segments by key; columns (an axis of stride > 1: columns.cuh's tile); reduce-by-key (runs of
+ * keys, written at their ends). The three of segments and the runs scan the operator lifted to
+ * segments (DL_USER_LIFTED: the state and a flag, or for the runs a count of heads, policy.h's
  * DL_USER_VALUE); one scan and the columns scan the state. */
 #define DL_USER_PROGRAM_ONE 0
 #define DL_USER_PROGRAM_ROWS 1
 #define DL_USER_PROGRAM_OFFSETS 2
 #define DL_USER_PROGRAM_KEYS 3
 #define DL_USER_PROGRAM_COLUMNS 4
-#define DL_USER_PROGRAMS 5
-#define DL_USER_PROGRAM(axis_length, axis_stride, offsets, keys)                                   \
-    ((axis_length) && (axis_stride) > 1 ? DL_USER_PROGRAM_COLUMNS                                  \
+#define DL_USER_PROGRAM_RUNS 5
+#define DL_USER_PROGRAMS 6
+#define DL_USER_PROGRAM(axis_length, axis_stride, offsets, keys, runs)                             \
+    ((runs)                             ? DL_USER_PROGRAM_RUNS                                     \
+     : (axis_length) && (axis_stride) > 1 ? DL_USER_PROGRAM_COLUMNS                                \
      : (axis_length)                    ? DL_USER_PROGRAM_ROWS                                     \
      : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
      : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
                                         : DL_USER_PROGRAM_ONE)
 #define DL_USER_LIFTED(program)                                                                    \
-    ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS || (program) == DL_USER_PROGRAM_KEYS)
+    ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS ||                  \
+     (program) == DL_USER_PROGRAM_KEYS || (program) == DL_USER_PROGRAM_RUNS)
 
 /* Enqueues one scan kernel on `stream`: items of in_type into `type` (a pair dlscan.h lists).
  * `left_fold` selects the deterministic look-back for float sums (other types and operators

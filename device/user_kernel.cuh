@@ -39,6 +39,13 @@
  * each): the same bitmap, marked where a key differs from the one before; the persistent kernel's
  * producer brings the tile's keys into its stage with its items.
  *
+ * Runs (DL_USER_PROGRAM_RUNS; reduce-by-key, dlscan_reduce_by_key_custom): the keys' marking, the
+ * value's last word a count of heads (the operator lifted as (c2 ? s2 : s1 s2, c1 + c2)), so that
+ * an item's inclusive count is its run's number + 1; no tile publishes early, every tile looks
+ * back. An item ends a run where the next item is a head (the bitmap's word past the tile,
+ * dl_user_mark_end), and there the run's output goes to out[count - 1] and its key to
+ * keys_out[count - 1]; the item n - 1 leaves the count. One block per tile only, for now.
+ *
  * Columns (DL_USER_PROGRAM_COLUMNS; an axis of stride > 1): columns.cuh's tile, the built-in
  * column kernel's, with the operator's states (dl_user_column_items), wide and narrow; every column
  * starts from the seed. The states are not lifted: each (tile, column) has a descriptor of its own.
@@ -96,6 +103,10 @@ typedef dlscan_state dlscan_out;
  * is the columns'. */
 #define DL_USER_SEGMENTED DL_USER_LIFTED(DL_USER_THIS_PROGRAM)
 #define DL_USER_COLUMNS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_COLUMNS)
+#define DL_USER_OFFSETS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_OFFSETS)
+#define DL_USER_RUNS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_RUNS) /* reduce-by-key: the keys' heads */
+#define DL_USER_KEYS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_KEYS || DL_USER_RUNS)
+#define DL_USER_MARKED (DL_USER_OFFSETS || DL_USER_KEYS) /* a tile's heads from a bitmap */
 
 /* What the kernels scan: the state, or along rows the state and a row's-start flag (above). */
 #define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_SEGMENTED)
@@ -150,7 +161,13 @@ struct dl_user_op {
     __device__ static dl_user_value identity() { return dl_user_value_of(dl_user_state_op::identity(), 0); }
     __device__ dl_user_value operator()(dl_user_value earlier, dl_user_value later) const
     {
-#if DL_USER_SEGMENTED
+#if DL_USER_RUNS /* (s1, c1) then (s2, c2): (c2 ? s2 : s1 s2, c1 + c2), c counting heads */
+        const uint32_t starts = later.word[DL_USER_VALUE_BYTES / 4 - 1];
+        const uint32_t count = earlier.word[DL_USER_VALUE_BYTES / 4 - 1] + starts;
+        return dl_user_value_of(starts ? dl_user_state_of(later)
+                                       : dlscan_combine(dl_user_state_of(earlier), dl_user_state_of(later)),
+                                count);
+#elif DL_USER_SEGMENTED
         const uint32_t starts = later.word[DL_USER_VALUE_BYTES / 4 - 1];
         const dl_user_value joined =
             dl_user_value_of(dlscan_combine(dl_user_state_of(earlier), dl_user_state_of(later)),
@@ -192,9 +209,6 @@ __device__ __forceinline__ dlscan_state dl_user_get(const void *from)
     return s;
 }
 
-#define DL_USER_OFFSETS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_OFFSETS)
-#define DL_USER_KEYS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_KEYS)
-#define DL_USER_MARKED (DL_USER_OFFSETS || DL_USER_KEYS) /* a tile's heads from a bitmap */
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
  * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */
@@ -370,7 +384,7 @@ __device__ __forceinline__ dl_user_value dl_user_item(const dl_user_params &p, c
 template <typename BASE> struct dl_user_block_shared : BASE {
     dl_user_value scratch[DL_USER_WARPS][dl_warp_scratch<dl_user_value, DL_USER_ROWS, DL_USER_PASSES>::items];
 #if DL_USER_MARKED
-    uint32_t bitmap[DL_USER_TILE / 32];
+    uint32_t bitmap[DL_USER_TILE / 32 + DL_USER_RUNS]; /* (the runs': a word more, dl_user_mark_end) */
 #endif
 };
 
@@ -392,6 +406,14 @@ __device__ __forceinline__ uint32_t dl_user_heads(const dl_user_params &p, uint6
 #if DL_USER_MARKED
     (void)p, (void)base;
     *ends = 0;
+#if DL_USER_RUNS /* an item ends a run where the next is a head (the bitmap's word past the tile) */
+#pragma unroll
+    for (int r = 0; r < DL_USER_ROWS; ++r) {
+        const int i = (int)dl_user_row_item(warp, r, threadIdx.x % 32);
+        const uint64_t words = (uint64_t)bitmap[i / 32 + 1] << 32 | bitmap[i / 32];
+        *ends |= (uint32_t)(words >> (i % 32 + 1) & ((1u << DL_USER_VEC) - 1)) << (r * DL_USER_VEC);
+    }
+#endif
     return dl_bitmap_heads<DL_USER_ROWS, DL_USER_VEC>(bitmap, (int)dl_user_row_item(warp, 0, 0));
 #elif DL_USER_SEGMENTED
     const uint32_t heads = dl_row_heads<DL_USER_ROWS, DL_USER_VEC>(base + dl_user_row_item(warp, 0, 0), p.scan.n,
@@ -510,6 +532,30 @@ __device__ __forceinline__ int dl_user_mark(const dl_user_params &p, uint64_t ba
 }
 #endif
 
+#if DL_USER_RUNS
+/* Reduce-by-key: where a run ends at the tile's last item. Where the tile of `count` items from
+ * `base` ends the input, its bit `count` (the item after its last, as a head); else the bitmap's
+ * word past the tile: whether the next tile's first item is a head (its key's bits differ from
+ * the tile's last). Lane 0 of the warp that marked, after it. */
+__device__ __forceinline__ void dl_user_mark_end(const dl_user_params &p, uint64_t base, int count, uint32_t *bitmap)
+{
+    bitmap[DL_USER_TILE / 32] = 0;
+    if (base + (uint64_t)count == p.scan.n) {
+        bitmap[count / 32] |= 1u << count % 32;
+        return;
+    }
+    const unsigned char *k = static_cast<const unsigned char *>(p.keys) + (base + (uint64_t)count - 1) * p.key_size;
+    bool differ;
+    switch (p.key_size) {
+    case 1: differ = k[0] != k[1]; break;
+    case 2: differ = reinterpret_cast<const uint16_t *>(k)[0] != reinterpret_cast<const uint16_t *>(k)[1]; break;
+    case 4: differ = reinterpret_cast<const uint32_t *>(k)[0] != reinterpret_cast<const uint32_t *>(k)[1]; break;
+    default: differ = reinterpret_cast<const uint64_t *>(k)[0] != reinterpret_cast<const uint64_t *>(k)[1]; break;
+    }
+    bitmap[DL_USER_TILE / 32] = differ;
+}
+#endif
+
 /* This thread's rows of tile items from `base` as values (identities past n; `heads`:
  * dl_user_heads): from global memory, or where `stage` is not NULL, from the stage that holds
  * the whole tile. */
@@ -605,6 +651,28 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
     for (int r = 0; r < DL_USER_ROWS; ++r) {
         const uint64_t first = base + dl_user_row_item(warp, r, lane);
         const T before = Op()(running, row_prefix[r]);
+#if DL_USER_RUNS /* each run's output and key where it ends, at its count - 1; the count at n - 1 */
+        (void)heads, (void)lo, (void)hi;
+        if (ends >> (r * E) & ((1u << E) - 1)) {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (ends >> (r * E + e) & 1) {
+                    const T inclusive = Op()(before, v[r][e]);
+                    const uint32_t run = inclusive.word[DL_USER_VALUE_BYTES / 4 - 1] - 1;
+                    static_cast<dlscan_out *>(p.scan.out)[run] = dl_user_output(inclusive);
+                    const unsigned char *key = static_cast<const unsigned char *>(p.keys) + (first + e) * p.key_size;
+                    unsigned char *to = static_cast<unsigned char *>(p.keys_out) + (uint64_t)run * p.key_size;
+                    switch (p.key_size) {
+                    case 1: *to = *key; break;
+                    case 2: *reinterpret_cast<uint16_t *>(to) = *reinterpret_cast<const uint16_t *>(key); break;
+                    case 4: *reinterpret_cast<uint32_t *>(to) = *reinterpret_cast<const uint32_t *>(key); break;
+                    default: *reinterpret_cast<uint64_t *>(to) = *reinterpret_cast<const uint64_t *>(key); break;
+                    }
+                    if (first + e + 1 == n)
+                        *p.num_runs = run + 1;
+                }
+        }
+#else
         dlscan_out y[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
@@ -631,6 +699,7 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
                 if (first + e + 1 == n)
                     dl_user_put(p.scan.total, dl_user_state_of(Op()(before, v[r][e])));
         }
+#endif /* DL_USER_RUNS */
     }
 }
 
@@ -666,8 +735,12 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
 #else
         const uint64_t first = 0;
 #endif
-        dl_user_mark(p, base, p.scan.n - base < DL_USER_TILE ? (int)(p.scan.n - base) : DL_USER_TILE, first,
-                     nullptr, sh.bitmap);
+        const int count = p.scan.n - base < DL_USER_TILE ? (int)(p.scan.n - base) : DL_USER_TILE;
+        dl_user_mark(p, base, count, first, nullptr, sh.bitmap);
+#if DL_USER_RUNS
+        if (threadIdx.x == 0)
+            dl_user_mark_end(p, base, count, sh.bitmap);
+#endif
     }
     __syncthreads();
     const uint32_t *bitmap = sh.bitmap;
@@ -701,6 +774,7 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
     dl_user_scan_block<true>(p);
 }
 
+#if !DL_USER_RUNS /* (the runs have no persistent kernel yet) */
 /* ---------------------------------------------------------------- persistent (sm_90) */
 
 /* A stage: a tile's items of the first input, then of the second; by key, 16 bytes that end with
@@ -1049,6 +1123,8 @@ extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_SEGMEN
 {
     dl_user_scan_ring<true>(p);
 }
+
+#endif /* !DL_USER_RUNS */
 
 #endif /* DL_USER_COLUMNS */
 

@@ -392,7 +392,7 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     starts from init, and d_totals, where set, gets each column's final state (n / axis_length
  *     states, aligned to 4 bytes); states of every size up to 32 bytes. A program of its own,
  *     compiled on first use.
- *   - dlscan_reduce and dlscan_reduce_by_key take none.
+ *   - dlscan_reduce takes none; reduce-by-key takes one through dlscan_reduce_by_key_custom.
  *   - A state wider than 8 bytes (along rows or in segments, than 4 bytes) takes more descriptor
  *     storage than dlscan_reserve(n) provides, and a scan along rows or in segments needs its
  *     program: before capturing such a scan in a graph, call dlscan_reserve_scan with its
@@ -571,6 +571,23 @@ DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_k
                                               void *d_values_out, size_t *d_num_runs, size_t n,
                                               dlscan_type key_type, dlscan_type value_type,
                                               dlscan_op op, cudaStream_t stream);
+
+/* Reduce-by-key with a user operator (dlscan_operator_t, "Your own operator" above): for each run
+ * of keys of the same bits in d_keys_in (n keys of key_type, any type: 1 to 8 bytes compared bit
+ * for bit), its key in d_keys_out[k] and in d_values_out[k] the store of init (one state in host
+ * memory, or NULL: the identity) combined with the loads of the run's values in input order
+ * (d_values_in, and d_values_in2 item for item where op takes a second input), for
+ * k < *d_num_runs. d_values_out may equal d_values_in (in_bytes == out_bytes); d_keys_out may not
+ * share memory with d_keys_in. The values travel with a count of runs (4 bytes more), so states
+ * of up to 28 bytes, and on a GPU at most 2^32 - 1 items a call (DLSCAN_ERROR_NOT_SUPPORTED
+ * past either). On a GPU handle the first call with an operator compiles its program of runs,
+ * as a scan by key compiles its own. */
+DLSCAN_API dlscan_status dlscan_reduce_by_key_custom(dlscan_handle_t h, dlscan_operator_t op,
+                                                     const void *d_keys_in, const void *d_values_in,
+                                                     const void *d_values_in2, void *d_keys_out,
+                                                     void *d_values_out, size_t *d_num_runs, size_t n,
+                                                     dlscan_type key_type, const void *init,
+                                                     cudaStream_t stream);
 
 /* ---- Scans across ranks: dlscan_scan_across ----
  *

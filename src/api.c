@@ -74,12 +74,12 @@ dlscan_status dlscan_scan(dlscan_handle_t h, const dlscan_scan_args *args, cudaS
 
 /* Grows the handle's descriptors to what request r takes (its tiles, their descriptors each, the
  * words of its values), checking whether `stream` is being captured where they must grow; and
- * makes a GPU operator's program of rows, offsets, keys or columns where r needs it and it has none yet. */
+ * makes a GPU operator's program of rows, offsets, keys, columns or runs where r needs it and it has none yet. */
 static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r, cudaStream_t stream)
 {
     if (r->n == 0)
         return DLSCAN_SUCCESS;
-    const int program = DL_USER_PROGRAM(r->axis_length, r->axis_stride, r->offsets, r->keys);
+    const int program = DL_USER_PROGRAM(r->axis_length, r->axis_stride, r->offsets, r->keys, r->num_runs);
     if (r->custom && program != DL_USER_PROGRAM_ONE && r->custom->device_memory) {
         /* (an operator is const to its users; its later programs are made once, as a cache) */
         const dlscan_status status = dl_jit_build(h, (struct dlscan_operator *)r->custom, program);
@@ -93,7 +93,7 @@ static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r
 
 dlscan_status dl_scan_run(dlscan_handle_t h, const dl_scan_request *r)
 {
-    if (r->n == 0 && !r->total && !r->offsets)
+    if (r->n == 0 && !r->total && !r->offsets && !r->num_runs)
         return DLSCAN_SUCCESS; /* (a CPU handle still checks the offsets' values) */
     const dlscan_status status = dl_scan_reserve(h, r, r->stream);
     return status != DLSCAN_SUCCESS ? status : h->backend->scan(h, r);

@@ -370,6 +370,70 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
     return DLSCAN_SUCCESS;
 }
 
+/* Reduce-by-key with a user operator: the operator (of this backend; a state with room for the
+ * count of runs), the key type, n (on a GPU, runs counted in 32 bits), the buffers (keys in and
+ * out apart: the kernel reads a run's key where it ends, when other runs' keys may have been
+ * written; values out in place of values in where the sizes match), then the request: a scan by
+ * key whose out is the runs' outputs. */
+dlscan_status dl_check_runs(dlscan_handle_t h, const dl_runs_args *a, cudaStream_t stream, dl_scan_request *request)
+{
+    const struct dlscan_operator *op = a->op;
+    if (!op)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op is NULL");
+    if (op->device_memory != h->backend->device_memory)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op was made on a %s handle, and this is a %s handle",
+                       op->device_memory ? "GPU" : "CPU", h->backend->name);
+    dlscan_status status = dl_check_type(h, a->key_type);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "a user operator of a %zu-byte state reduces no runs: there a state takes 4 bytes more "
+                       "(the count of runs), and at most %d bytes travel; use states of up to %d bytes",
+                       op->state_bytes, DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
+    const size_t n = a->n, tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(op->state_bytes, 1));
+    if (h->backend->device_memory && n > UINT32_MAX)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "n = %zu: a GPU reduce-by-key with a user operator counts its runs in 32 bits; reduce at "
+                       "most 2^32 - 1 items a call",
+                       n);
+    if (op->in2_bytes && n > 0 && !a->values_in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "d_values_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
+    if (!op->in2_bytes && a->values_in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_values_in2 is set, and this operator reads one input");
+    const size_t key_size = dl_type_size(a->key_type);
+    dl_buffer buffers[] = {
+        {a->num_runs, sizeof(size_t), sizeof(size_t), "d_num_runs", 1, NULL},
+        {a->keys_in, n * key_size, key_size, "d_keys_in", 0, NULL},
+        {a->values_in, n * op->in_bytes, dl_item_alignment(op->in_bytes), "d_values_in", 0, NULL},
+        {a->keys_out, n * key_size, key_size, "d_keys_out", 1, NULL},
+        {a->values_out, n * op->out_bytes, dl_item_alignment(op->out_bytes), "d_values_out", 1,
+         op->in_bytes == op->out_bytes ? a->values_in : NULL},
+        {a->values_in2, n * op->in2_bytes, dl_item_alignment(op->in2_bytes), "d_values_in2", 0, NULL},
+    };
+    /* (n == 0: the count alone) */
+    if ((status = dl_check_buffers(h, buffers, n == 0 ? 1 : op->in2_bytes ? 6 : 5)) != DLSCAN_SUCCESS)
+        return status;
+    dl_scan_request r = {
+        .in = a->values_in,
+        .out = a->values_out,
+        .n = n,
+        .tiles = h->backend->device_memory ? dl_tiles(n, tile) : 0,
+        .tile_descriptors = 1,
+        .keys = a->keys_in,
+        .key_size = key_size,
+        .custom = op,
+        .in2 = op->in2_bytes ? a->values_in2 : NULL,
+        .keys_out = a->keys_out,
+        .num_runs = a->num_runs,
+        .stream = stream,
+    };
+    memcpy(r.init_state, a->init && n > 0 ? a->init : (const void *)op->identity, op->state_bytes);
+    *request = r;
+    return DLSCAN_SUCCESS;
+}
+
 dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_check_for call,
                             cudaStream_t stream, dl_scan_request *request)
 {

@@ -1,6 +1,7 @@
 /*
  * compact.c: the stream compaction entry points (select_flagged, select_if, unique,
- * run-length encode, reduce-by-key). Each describes its buffers and has them checked
+ * run-length encode, reduce-by-key, and reduce-by-key with a user operator, which runs as a scan
+ * by key: dl_scan_run). Each describes its buffers and has them checked
  * (checks.c: NULL, alignment, the kind of memory, bounds, overlaps), then hands over to the
  * backend: the GPU's device/compact_kernel.cu or the CPU's cpu_compact.c.
  */
@@ -128,4 +129,19 @@ dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_keys_in, con
                                   .type = key_type, .value_type = value_type, .op = op,
                                   .stream = stream};
     return dl_compact(h, &r, buffers, 5);
+}
+
+dlscan_status dlscan_reduce_by_key_custom(dlscan_handle_t h, dlscan_operator_t op, const void *d_keys_in,
+                                          const void *d_values_in, const void *d_values_in2, void *d_keys_out,
+                                          void *d_values_out, size_t *d_num_runs, size_t n, dlscan_type key_type,
+                                          const void *init, cudaStream_t stream)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    const dl_runs_args a = {op, d_keys_in, d_values_in, d_values_in2, d_keys_out, d_values_out, d_num_runs, n,
+                            key_type, init};
+    dl_scan_request r;
+    const dlscan_status status = dl_check_runs(h, &a, stream, &r);
+    return status != DLSCAN_SUCCESS ? status : dl_scan_run(h, &r);
 }

@@ -302,6 +302,10 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
      * chains of the plain scan's tiles (dl_gpu_long_rows). */
     const int rows = r->axis_length && r->axis_stride == 1, columns = r->axis_length && !rows;
     const int segmented = r->keys || r->offsets || rows;
+    if (r->n == 0 && r->num_runs) { /* a reduce-by-key of nothing: no runs */
+        const cudaError_t error = cudaMemsetAsync(r->num_runs, 0, sizeof *r->num_runs, r->stream);
+        return error == cudaSuccess ? DLSCAN_SUCCESS : dl_cuda_fail(h, error, "writing the count");
+    }
     if (r->n == 0 && (segmented || columns)) /* nothing to write; the offsets' values are the
                                                 caller's promise */
         return DLSCAN_SUCCESS;
@@ -356,7 +360,8 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         error = dl_jit_launch_columns(r->custom, &user, s->policy->dependent_launch, r->stream);
     } else if (r->custom) {
         dl_user_params user = {.scan = params, .in2 = r->in2, .offsets = r->offsets, .num_segments = r->num_segments,
-                               .keys = r->keys, .key_size = (uint32_t)r->key_size};
+                               .keys = r->keys, .key_size = (uint32_t)r->key_size, .keys_out = r->keys_out,
+                               .num_runs = r->num_runs};
         user.scan.row_length = rows ? r->axis_length : 0; /* (its programs of segments: dl_scan_reserve) */
         user.row_inverse = rows ? 1.0 / (double)r->axis_length : 0.0;
         user.scan.totals = r->totals;

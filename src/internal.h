@@ -45,6 +45,10 @@ typedef struct dl_scan_request {
     const struct dlscan_operator *custom;
     const void *in2;      /* its second input, or NULL */
     uint32_t init_state[DLSCAN_STATE_MAX_BYTES / 4]; /* the host init, or the identity */
+    /* Its reduce-by-key (dlscan_reduce_by_key_custom; with keys): each run's key and output, in
+     * keys_out and out, and the count in num_runs; NULL: a scan. */
+    void *keys_out;
+    size_t *num_runs;
     cudaStream_t stream;
 } dl_scan_request;
 
@@ -189,6 +193,18 @@ typedef enum dl_check_for { DL_CHECK_FOR_SCAN, DL_CHECK_FOR_REDUCE, DL_CHECK_FOR
 dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_check_for call,
                             cudaStream_t stream, dl_scan_request *request);
 dlscan_status dl_check_type(dlscan_handle_t h, dlscan_type type);
+/* dlscan_reduce_by_key_custom's arguments (compact.c), checked into *request (checks.c): a scan by
+ * key with the request's keys_out and num_runs. */
+typedef struct dl_runs_args {
+    const struct dlscan_operator *op;
+    const void *keys_in, *values_in, *values_in2;
+    void *keys_out, *values_out;
+    size_t *num_runs;
+    size_t n;
+    dlscan_type key_type;
+    const void *init;
+} dl_runs_args;
+dlscan_status dl_check_runs(dlscan_handle_t h, const dl_runs_args *a, cudaStream_t stream, dl_scan_request *request);
 /* A dlscan_op. */
 dlscan_status dl_check_op(dlscan_handle_t h, dlscan_op op);
 /* A compaction's count (no more than one call can take) and its buffers; a call of n == 0

@@ -5,10 +5,10 @@
  * kernel. NVRTC (libnvrtc) is loaded with dlopen when first needed, so that dlscan runs where it is
  * absent; $DLSCAN_NVRTC names its file, or is "off".
  *
- * An operator has five programs (user_kernel.cuh, DL_USER_THIS_PROGRAM): one scan of n items,
+ * An operator has six programs (user_kernel.cuh, DL_USER_THIS_PROGRAM): one scan of n items,
  * compiled when the operator is made; scans along rows, segmented scans over offsets and by key,
- * and scans down columns, each compiled when a call first needs it (or dlscan_reserve_scan names
- * one).
+ * scans down columns and reduce-by-key, each compiled when a call first needs it (or
+ * dlscan_reserve_scan names one).
  *
  * The cubins are cached, keyed by a 128-bit hash of everything that makes them: the library's
  * version, the GPU's architecture, NVRTC's version, the generated source (the operator's text,
@@ -326,13 +326,15 @@ static double dl_now_ms(void)
 
 /* Loads a cubin into op's `program`: its kernels (four: one block per tile and persistent, each
  * with a tree and a left fold, the persistent ones let use their ring of stages; the columns' two,
- * wide and narrow), and a built-in's constant (operator.c) into the module's dlscan_constant. */
+ * wide and narrow; the runs' one block per tile), and a built-in's constant (operator.c) into the
+ * module's dlscan_constant. */
 static cudaError_t dl_jit_load(struct dlscan_operator *op, int program, const void *cubin, int device)
 {
     static const char *const scans[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
                                          "dl_user_scan_persistent_left_fold"};
     static const char *const columns[4] = {"dl_user_columns", "dl_user_columns_narrow", NULL, NULL};
-    const char *const *names = program == DL_USER_PROGRAM_COLUMNS ? columns : scans;
+    static const char *const runs[4] = {"dl_user_scan", "dl_user_scan_left_fold", NULL, NULL};
+    const char *const *names = program == DL_USER_PROGRAM_COLUMNS ? columns : program == DL_USER_PROGRAM_RUNS ? runs : scans;
     cudaLibrary_t library = NULL;
     cudaKernel_t kernels[4] = {NULL, NULL, NULL, NULL};
     cudaError_t error = cudaLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0);
@@ -462,9 +464,10 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int program = DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys);
+    const int program = DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys, params->num_runs);
+    /* (the runs' program has no persistent kernel yet: bench/NOTES.md, "Reduce-by-key") */
     const int aligned = (uintptr_t)p->in % 16 == 0 && (uintptr_t)params->in2 % 16 == 0 &&
-                        (uintptr_t)params->keys % 16 == 0;
+                        (uintptr_t)params->keys % 16 == 0 && program != DL_USER_PROGRAM_RUNS;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
     cudaLaunchAttribute attribute;

@@ -130,19 +130,26 @@ dlscan_status dlscan_operator_info(dlscan_operator_t op, double *milliseconds, i
 
 /* ---------------------------------------------------------------- a CPU handle's scan */
 
+/* Item i of a CPU scan with op as a state. */
+static void dl_cpu_custom_state(const struct dlscan_operator *op, const dl_scan_request *r, size_t i,
+                                unsigned char *item)
+{
+    const unsigned char *in = r->in, *in2 = r->in2;
+    const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
+    if (op->flags & DLSCAN_OPERATOR_LOAD)
+        op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
+    else
+        memcpy(item, in + i * op->in_bytes, op->state_bytes);
+}
+
 /* Item i of a CPU scan with op: its state combined into acc, its output written (in place, out[i]
  * is in[i]: the item is read first). */
 static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_request *r, size_t i,
                                unsigned char *acc)
 {
-    const int load = (op->flags & DLSCAN_OPERATOR_LOAD) != 0, store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
-    const unsigned char *in = r->in, *in2 = r->in2;
-    const void *constant = op->has_item2 ? op->item2 : NULL; /* a scalar recurrence's a */
+    const int store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
     unsigned char item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
-    if (load)
-        op->load(item, in + i * op->in_bytes, in2 ? in2 + i * op->in2_bytes : constant);
-    else
-        memcpy(item, in + i * op->in_bytes, op->state_bytes);
+    dl_cpu_custom_state(op, r, i, item);
     if (r->exclusive) {
         if (store)
             op->store(out, acc);
@@ -157,6 +164,35 @@ static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_r
             memcpy(out, acc, op->state_bytes);
     }
     memcpy((unsigned char *)r->out + i * op->out_bytes, out, op->out_bytes);
+}
+
+/* Reduce-by-key: each run of keys of the same bits folded from the init; at its end its output to
+ * out[k] and its key to keys_out[k], k its number (in place, k <= the item's index: the item is
+ * read first); the count to num_runs. */
+static dlscan_status dl_cpu_custom_runs(const dl_scan_request *r)
+{
+    const struct dlscan_operator *op = r->custom;
+    const size_t size = r->key_size;
+    const unsigned char *key = r->keys;
+    unsigned char acc[DLSCAN_STATE_MAX_BYTES], item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    size_t runs = 0;
+    for (size_t i = 0; i < r->n; ++i, key += size) {
+        if (i == 0 || memcmp(key - size, key, size) != 0)
+            memcpy(acc, r->init_state, op->state_bytes);
+        dl_cpu_custom_state(op, r, i, item);
+        op->combine(acc, acc, item);
+        if (i + 1 < r->n && memcmp(key, key + size, size) == 0)
+            continue;
+        if (op->flags & DLSCAN_OPERATOR_STORE)
+            op->store(out, acc);
+        else
+            memcpy(out, acc, op->state_bytes);
+        memcpy((unsigned char *)r->out + runs * op->out_bytes, out, op->out_bytes);
+        memcpy((unsigned char *)r->keys_out + runs * size, key, size);
+        ++runs;
+    }
+    *r->num_runs = runs;
+    return DLSCAN_SUCCESS;
 }
 
 /* Columns: each array's rows in order, a state for each of its columns, each column from the
@@ -184,10 +220,12 @@ static dlscan_status dl_cpu_custom_columns(dlscan_handle_t h, const dl_scan_requ
 
 /* In one loop, from the init: over offsets each segment from the host's init (the items outside
  * them not written); by key each run of keys of the same bits from it; along rows each row, its
- * total to d_totals; columns as above; else the whole, its total to d_total. */
+ * total to d_totals; columns and runs as above; else the whole, its total to d_total. */
 dlscan_status dl_cpu_custom_scan(dlscan_handle_t h, const dl_scan_request *r)
 {
     const struct dlscan_operator *op = r->custom;
+    if (r->num_runs)
+        return dl_cpu_custom_runs(r);
     if (r->axis_length && r->axis_stride > 1)
         return dl_cpu_custom_columns(h, r);
     unsigned char acc[DLSCAN_STATE_MAX_BYTES];

@@ -80,6 +80,7 @@ void cpu_user_operators(void)
     operator_check_user(h, &host_memory, test_max_n(1u << 18), &rng);
     operator_check_rows(h, &host_memory, test_max_n(1u << 18), &rng);
     operator_check_columns(h, &host_memory, test_max_n(1u << 18), &rng);
+    operator_check_runs(h, &host_memory, test_max_n(1u << 18), &rng);
     operator_check_segments(h, &host_memory, test_max_n(1u << 18), &rng);
     operator_check_chain(h, &host_memory, &rng);
     operator_check_refusals(h, &host_memory);

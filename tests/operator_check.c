@@ -1210,6 +1210,174 @@ void operator_check_segments(dlscan_handle_t h, const test_memory *m, size_t max
     }
 }
 
+/* ---------------------------------------------------------------- reduce-by-key */
+
+/* One dlscan_reduce_by_key_custom through `m`: n items (in, in2: host, or in2 NULL) by the keys
+ * (n of key_bytes; on the device one key past 16-byte alignment where `shift`), values out in place
+ * where `in_place`, from init (NULL: the identity). out (n outputs), keys_out (n keys) and *count
+ * come back; nothing past the count's outputs and keys may be written. */
+static void runs_run(dlscan_handle_t h, const test_memory *m, dlscan_operator_t op, size_t in_bytes,
+                     size_t in2_bytes, size_t out_bytes, const void *in, const void *in2, const void *keys,
+                     dlscan_type key_type, size_t key_bytes, size_t n, const void *init, int in_place, int shift,
+                     void *out, void *keys_out, size_t *count)
+{
+    const size_t out_size = (n + PAD_ITEMS) * out_bytes, in_size = n * in_bytes > out_size ? n * in_bytes : out_size;
+    const size_t keys_size = (n + PAD_ITEMS) * key_bytes;
+    unsigned char *d_in = m->alloc(in_size + 1, m->context), *d_in2 = in2 ? m->alloc(n * in2_bytes + 1, m->context) : NULL;
+    unsigned char *d_out = in_place ? d_in : m->alloc(out_size, m->context);
+    unsigned char *d_keys = m->alloc((n + 1) * key_bytes, m->context), *d_keys_out = m->alloc(keys_size, m->context);
+    size_t *d_count = m->alloc(sizeof(size_t), m->context);
+    m->fill(d_in, TEST_POISON_BYTE, in_size, m->context);
+    if (!in_place)
+        m->fill(d_out, TEST_POISON_BYTE, out_size, m->context);
+    m->fill(d_keys_out, TEST_POISON_BYTE, keys_size, m->context);
+    m->fill(d_count, TEST_POISON_BYTE, sizeof(size_t), m->context);
+    const size_t at = shift ? key_bytes : 0;
+    if (n) {
+        m->upload(d_in, in, n * in_bytes, m->context);
+        if (d_in2)
+            m->upload(d_in2, in2, n * in2_bytes, m->context);
+        m->upload(d_keys + at, keys, n * key_bytes, m->context);
+    }
+    CHECK_OK(h, dlscan_reduce_by_key_custom(h, op, d_keys + at, d_in, d_in2, d_keys_out, d_out, d_count, n, key_type,
+                                            init, m->stream));
+    m->wait(m->context);
+    m->download(count, d_count, sizeof(size_t), m->context);
+    CHECK(*count <= n, "n = %zu: a count of %zu runs", n, *count);
+    unsigned char *back = malloc(out_size > keys_size ? out_size : keys_size);
+    CHECK(back, "malloc");
+    m->download(back, d_out, out_size, m->context);
+    memcpy(out, back, *count * out_bytes);
+    for (size_t i = (in_place ? n : *count) * out_bytes; i < out_size; ++i)
+        CHECK(back[i] == TEST_POISON_BYTE, "n = %zu, %zu runs: output byte %zu past them was written", n, *count, i);
+    m->download(back, d_keys_out, keys_size, m->context);
+    memcpy(keys_out, back, *count * key_bytes);
+    for (size_t i = *count * key_bytes; i < keys_size; ++i)
+        CHECK(back[i] == TEST_POISON_BYTE, "n = %zu, %zu runs: key byte %zu past them was written", n, *count, i);
+    free(back);
+    if (!in_place)
+        m->release(d_out, m->context);
+    m->release(d_in, m->context), m->release(d_keys, m->context), m->release(d_keys_out, m->context);
+    m->release(d_count, m->context);
+    if (d_in2)
+        m->release(d_in2, m->context);
+}
+
+/* Reduce-by-key with an operator written here (exact: d's combine on bytes; items are states), or
+ * with recurrence set the float32 recurrence (two inputs, load and store; within rounding): at
+ * sizes around the GPU's tiles, runs as the offsets' segments by key (keys_of: 1-, 2-, 4- and
+ * 8-byte keys, runs of one item, around a tile, of up to 63, up to 5000, one run, and the items
+ * before and after them runs of their own); from the identity or a host init, values in place in
+ * some cases; against a sequential fold of each run, the keys and the count. */
+static void check_runs(dlscan_handle_t h, const test_memory *m, const dlscan_operator_desc *d, const char *name,
+                       int recurrence, size_t max_n, uint64_t *rng, void (*draw)(void *state, uint64_t *rng))
+{
+    dlscan_operator_t op;
+    if (recurrence)
+        CHECK_OK(h, dlscan_operator_builtin(h, DLSCAN_BUILTIN_LINEAR_RECURRENCE, DLSCAN_FLOAT32, NULL, &op));
+    else
+        CHECK_OK(h, dlscan_operator_create(h, d, &op));
+    const size_t state = recurrence ? 8 : d->state_bytes, item = recurrence ? 4 : state;
+    const size_t tile = tile_items(DL_USER_VALUE(state, 1));
+    size_t sizes[64];
+    const int count = test_edge_sizes(tile, max_n, rng, sizes);
+    for (int s = 0; s < count; ++s) {
+        const size_t n = sizes[s];
+        size_t *offsets;
+        const size_t segments = draw_offsets(n, s % 5, tile, rng, &offsets);
+        dlscan_type key_type;
+        size_t key_bytes;
+        unsigned char *keys = keys_of(offsets, segments, n, s / 5 + s, &key_type, &key_bytes);
+        unsigned char *in = malloc(n * item + 1), *in2 = recurrence ? malloc(n * 4 + 1) : NULL;
+        unsigned char *out = malloc(n * item + 1), *keys_out = malloc(n * key_bytes + 1);
+        CHECK(in && (!recurrence || in2) && out && keys_out, "malloc");
+        for (size_t i = 0; i < n; ++i) {
+            if (recurrence) {
+                const float a = (float)((0.5 + 0.5 * uniform(rng)) * (test_random(rng) % 2 ? -1 : 1));
+                const float b = (float)(2 * uniform(rng) - 1);
+                memcpy(in + 4 * i, &a, 4), memcpy(in2 + 4 * i, &b, 4);
+            } else {
+                draw(in + i * item, rng);
+            }
+        }
+        unsigned char init[32];
+        if (recurrence) {
+            const float pair[2] = {1.0f, (float)(2 * uniform(rng) - 1)};
+            memcpy(init, pair, 8);
+        } else {
+            draw(init, rng);
+        }
+        const int with_init = s % 2, in_place = (s / 2) % 2, shift = (s / 4) % 2;
+        size_t runs = 0;
+        runs_run(h, m, op, item, recurrence ? 4 : 0, item, in, in2, keys, key_type, key_bytes, n,
+                 with_init ? init : NULL, in_place, shift, out, keys_out, &runs);
+        /* the reference: each run folded from the init */
+        size_t want_runs = 0, first = 0;
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; ++i) {
+            const unsigned char *key = keys + i * key_bytes;
+            if (i + 1 < n && memcmp(key, key + key_bytes, key_bytes) == 0)
+                continue;
+            const size_t k = want_runs++; /* run k: items first .. i */
+            if (k >= runs) {
+                ++bad;
+                break;
+            }
+            if (memcmp(keys_out + k * key_bytes, key, key_bytes) != 0) {
+                uint64_t got = 0, want = 0;
+                memcpy(&got, keys_out + k * key_bytes, key_bytes), memcpy(&want, key, key_bytes);
+                EXPECT(0, "%s n = %zu (case %d, %zu-byte keys): run %zu's key %#llx, want %#llx", name, n, s, key_bytes,
+                       k, (unsigned long long)got, (unsigned long long)want);
+                ++bad;
+            }
+            if (recurrence) {
+                const float *a = (const float *)in, *b = (const float *)in2;
+                long double hx = with_init ? ((const float *)init)[1] : 0, magnitude = fabsl(hx);
+                for (size_t j = first; j <= i; ++j) {
+                    hx = a[j] * hx + b[j];
+                    magnitude = fabsl((long double)a[j]) * magnitude + fabsl((long double)b[j]);
+                }
+                float got;
+                memcpy(&got, out + k * 4, 4);
+                if (!(fabsl(got - hx) <= rounds(i + 1 - first) * 0x1p-24 * (magnitude + 1e-30))) {
+                    EXPECT(0, "%s n = %zu (case %d): run %zu (items %zu .. %zu) %.9g, want %.9Lg", name, n, s, k,
+                           first, i, (double)got, hx);
+                    ++bad;
+                }
+            } else {
+                unsigned char acc[32];
+                memcpy(acc, with_init ? init : d->identity, state);
+                for (size_t j = first; j <= i; ++j)
+                    d->combine(acc, acc, in + j * item);
+                if (memcmp(out + k * item, acc, state) != 0) {
+                    uint32_t got = 0, want = 0;
+                    memcpy(&got, out + k * item, 4), memcpy(&want, acc, 4);
+                    EXPECT(0, "%s n = %zu (case %d, init %d): run %zu (items %zu .. %zu) differs: its first word %#x, "
+                           "want %#x", name, n, s, with_init, k, first, i, got, want);
+                    ++bad;
+                }
+            }
+            first = i + 1;
+        }
+        want_runs = 0;
+        for (size_t i = 0; i < n; ++i)
+            want_runs += i + 1 == n || memcmp(keys + i * key_bytes, keys + (i + 1) * key_bytes, key_bytes) != 0;
+        EXPECT(runs == want_runs, "%s n = %zu (case %d): %zu runs, want %zu", name, n, s, runs, want_runs);
+        free(offsets), free(keys), free(in), free(in2), free(out), free(keys_out);
+    }
+    dlscan_operator_destroy(op);
+}
+
+void operator_check_runs(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng)
+{
+    on_gpu = dlscan_backend_name(h)[0] == 'g';
+    check_runs(h, m, &sum, "user sum", 0, max_n, rng, draw_word);
+    check_runs(h, m, &arg, "arg-max", 0, max_n, rng, draw_arg_max);
+    check_runs(h, m, &triangles, "2x2 uint32 upper-triangular matrices", 0, max_n, rng, draw_triangle);
+    check_runs(h, m, &matrices32, "2x2 uint32 matrices", 0, max_n / 2, rng, draw_matrix32);
+    check_runs(h, m, NULL, "float32 recurrence", 1, max_n, rng, NULL);
+}
+
 /* ---------------------------------------------------------------- refusals */
 
 void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
@@ -1329,7 +1497,40 @@ void operator_check_refusals(dlscan_handle_t h, const test_memory *m)
         bad = a, bad.custom = matrices, bad.n = n / 8, bad.d_offsets = d_offsets, bad.num_segments = 1;
         EXPECT(dlscan_scan(h, &bad, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED, "segments of a 32-byte state: %s",
                dlscan_last_error(h));
+        EXPECT(dlscan_reduce_by_key_custom(h, matrices, d_in, d_in, NULL, d_out + n * 2, d_out, (size_t *)(d_out + n * 3),
+                                           n / 8, DLSCAN_INT32, NULL, m->stream) == DLSCAN_ERROR_NOT_SUPPORTED,
+               "runs of a 32-byte state: %s", dlscan_last_error(h));
         dlscan_operator_destroy(matrices);
+    }
+    /* Reduce-by-key: keys (d_in) and outputs in the back half of d_out, which must stay poisoned. */
+    {
+        unsigned char *keys_out = d_out + n * 2, *values_out = d_out + n * 3;
+        size_t *count = (size_t *)(d_out + n * 2 - 8);
+        const size_t half = n / 4;
+        EXPECT(dlscan_reduce_by_key_custom(h, NULL, d_in, d_in, NULL, keys_out, values_out, count, half,
+                                           DLSCAN_INT32, NULL, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT,
+               "reduce-by-key without an operator");
+        EXPECT(dlscan_reduce_by_key_custom(h, op, d_in, d_in, NULL, d_in + 8, values_out, count, half, DLSCAN_INT32,
+                                           NULL, m->stream) == DLSCAN_ERROR_OVERLAP,
+               "reduce-by-key's keys out over its keys in: %s", dlscan_last_error(h));
+        EXPECT(dlscan_reduce_by_key_custom(h, op, d_in, d_in, NULL, keys_out, keys_out + 4, count, half, DLSCAN_INT32,
+                                           NULL, m->stream) == DLSCAN_ERROR_OVERLAP,
+               "reduce-by-key's values out over its keys out");
+        EXPECT(dlscan_reduce_by_key_custom(h, op, d_in, d_in, NULL, keys_out, values_out, count, half,
+                                           (dlscan_type)99, NULL, m->stream) == DLSCAN_ERROR_INVALID_TYPE,
+               "reduce-by-key with keys of type 99");
+        EXPECT(dlscan_reduce_by_key_custom(h, op, d_in, d_in, d_in, keys_out, values_out, count, half, DLSCAN_INT32,
+                                           NULL, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT,
+               "reduce-by-key with d_values_in2 for one input");
+        EXPECT(dlscan_reduce_by_key_custom(h, recurrence, d_in, d_in, NULL, keys_out, values_out, count, half,
+                                           DLSCAN_INT32, NULL, m->stream) == DLSCAN_ERROR_INVALID_ARGUMENT,
+               "reduce-by-key without d_values_in2 for two inputs");
+        EXPECT(dlscan_reduce_by_key_custom(h, op, d_in, d_in, NULL, keys_out, values_out, (size_t *)(d_out + 2),
+                                           half, DLSCAN_INT32, NULL, m->stream) == DLSCAN_ERROR_MISALIGNED,
+               "reduce-by-key's count misaligned");
+        EXPECT(dlscan_reduce_by_key_custom(NULL, op, d_in, d_in, NULL, keys_out, values_out, count, half,
+                                           DLSCAN_INT32, NULL, m->stream) == DLSCAN_ERROR_INVALID_HANDLE,
+               "reduce-by-key with h NULL");
     }
     /* An operator of the other backend. */
     dlscan_handle_t other;

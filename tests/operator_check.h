@@ -42,6 +42,12 @@ void operator_check_columns(dlscan_handle_t h, const test_memory *memory, size_t
  * segments as runs, and the items before and after them runs of their own). */
 void operator_check_segments(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
 
+/* Reduce-by-key (dlscan_reduce_by_key_custom): operators written here exactly and the float32
+ * recurrence within rounding, runs of 1-, 2-, 4- and 8-byte keys (of one item, around a tile, up to
+ * 5000, one run), from the identity or a host init, values in place; each run's output, key and
+ * the count, and nothing written past them. */
+void operator_check_runs(dlscan_handle_t h, const test_memory *memory, size_t max_n, uint64_t *rng);
+
 /* A chain of calls over chunks, d_init = d_total, against one call. */
 void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
 

@@ -35,7 +35,7 @@
 
 int test_expect_failures;
 
-/* User operators: the built-ins, the test's operators, rows, columns, segments, a chain. */
+/* User operators: the built-ins, the test's operators, rows, columns, reduce-by-key, segments, a chain. */
 static void user_operators(dlscan_handle_t h, const test_memory *m, size_t max_n, uint64_t *rng, int *step)
 {
     const int before = test_expect_failures;
@@ -43,6 +43,7 @@ static void user_operators(dlscan_handle_t h, const test_memory *m, size_t max_n
     operator_check_user(h, m, max_n, rng);
     operator_check_rows(h, m, max_n, rng);
     operator_check_columns(h, m, max_n, rng);
+    operator_check_runs(h, m, max_n, rng);
     operator_check_segments(h, m, max_n, rng);
     operator_check_chain(h, m, rng);
     printf("%s %d - user operators\n", test_expect_failures == before ? "ok" : "not ok", ++*step);

@@ -895,6 +895,8 @@ Test(gpu, user_operators_along_rows, .timeout = 600) { on_both_kernels(operator_
 
 Test(gpu, user_operators_down_columns, .timeout = 600) { on_both_kernels(operator_check_columns); }
 
+Test(gpu, user_operators_reduce_by_key, .timeout = 600) { on_both_kernels(operator_check_runs); }
+
 Test(gpu, user_operators_in_segments, .timeout = 600) { on_both_kernels(operator_check_segments); }
 
 Test(gpu, user_operator_chains_and_refusals, .timeout = 240)
