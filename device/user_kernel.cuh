@@ -99,8 +99,8 @@ typedef dlscan_state dlscan_out;
 #endif
 
 #define DL_USER_WARPS (DL_USER_THREADS / 32)
-/* Whether this program scans the operator lifted to segments (rows, offsets, keys), and whether it
- * is the columns'. */
+/* Whether this program scans the operator lifted to segments (rows, offsets, keys, runs), and which
+ * it is (each macro is tested by an #if below, so they come first). */
 #define DL_USER_SEGMENTED DL_USER_LIFTED(DL_USER_THIS_PROGRAM)
 #define DL_USER_COLUMNS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_COLUMNS)
 #define DL_USER_OFFSETS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_OFFSETS)
@@ -108,7 +108,8 @@ typedef dlscan_state dlscan_out;
 #define DL_USER_KEYS (DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_KEYS || DL_USER_RUNS)
 #define DL_USER_MARKED (DL_USER_OFFSETS || DL_USER_KEYS) /* a tile's heads from a bitmap */
 
-/* What the kernels scan: the state, or along rows the state and a row's-start flag (above). */
+/* What the kernels scan: the state, or in segments the state and a flag that a segment starts (for
+ * the runs, a count of heads: above). */
 #define DL_USER_VALUE_BYTES DL_USER_VALUE(DL_USER_STATE_BYTES, DL_USER_SEGMENTED)
 #if DL_USER_SEGMENTED
 struct dl_user_value {
@@ -208,7 +209,6 @@ __device__ __forceinline__ dlscan_state dl_user_get(const void *from)
     memcpy(&s, w, sizeof s);
     return s;
 }
-
 
 /* A thread's K items of X from `p`, the first at `first`: as 16-byte vectors where all K lie
  * below n, their bytes are whole vectors and the run is aligned; else one by one, below n. */

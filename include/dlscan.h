@@ -581,7 +581,8 @@ DLSCAN_API dlscan_status dlscan_reduce_by_key(dlscan_handle_t h, const void *d_k
  * share memory with d_keys_in. The values travel with a count of runs (4 bytes more), so states
  * of up to 28 bytes, and on a GPU at most 2^32 - 1 items a call (DLSCAN_ERROR_NOT_SUPPORTED
  * past either). On a GPU handle the first call with an operator compiles its program of runs,
- * as a scan by key compiles its own. */
+ * as a scan by key compiles its own, and grows the handle's descriptors to its size: make that
+ * call once before capturing one in a CUDA graph. */
 DLSCAN_API dlscan_status dlscan_reduce_by_key_custom(dlscan_handle_t h, dlscan_operator_t op,
                                                      const void *d_keys_in, const void *d_values_in,
                                                      const void *d_values_in2, void *d_keys_out,

@@ -52,9 +52,11 @@ void operator_check_runs(dlscan_handle_t h, const test_memory *memory, size_t ma
 void operator_check_chain(dlscan_handle_t h, const test_memory *memory, uint64_t *rng);
 
 /* Refusals: each gets its status and writes nothing (descriptions out of range, a scan with an
- * operator of another backend, segments, columns that do not divide n, rows of a 32-byte state, d_totals misplaced, d_in2
- * missing or extra). On a GPU handle also a source
- * that does not compile (DLSCAN_ERROR_COMPILE, with the compiler's log). */
+ * operator of another backend, segments, columns that do not divide n, rows, segments and runs of a
+ * 32-byte state, d_totals misplaced, d_in2 missing or extra; reduce-by-key without an operator, with
+ * keys out over keys in, values out over keys out, a bad key type, d_values_in2 missing or extra, a
+ * misaligned count). On a GPU handle also a source that does not compile (DLSCAN_ERROR_COMPILE,
+ * with the compiler's log). */
 void operator_check_refusals(dlscan_handle_t h, const test_memory *memory);
 
 #endif /* DLSCAN_OPERATOR_CHECK_H */
