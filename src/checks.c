@@ -275,16 +275,38 @@ static size_t dl_item_alignment(size_t bytes)
     return alignment;
 }
 
+/* A user operator's: made on this handle's backend (`name`: the argument that holds it); where the
+ * call lifts its states (segments, runs), room for the 4 bytes more (`does`: what the call would
+ * do, `why`: what the 4 bytes hold); a second input (`in2`, named in2_name) where the operator
+ * takes one and `needs_in2`, and none where it does not. */
+static dlscan_status dl_check_operator(dlscan_handle_t h, const struct dlscan_operator *op, const char *name,
+                                       const char *does, const char *why, const void *in2, const char *in2_name,
+                                       int needs_in2)
+{
+    if (op->device_memory != h->backend->device_memory)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "%s was made on a %s handle, and this is a %s handle", name,
+                       op->device_memory ? "GPU" : "CPU", h->backend->name);
+    if (does && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "a user operator of a %zu-byte state %s: there a state takes 4 bytes more (%s), and at "
+                       "most %d bytes travel; use states of up to %d bytes",
+                       op->state_bytes, does, why, DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
+    if (op->in2_bytes && needs_in2 && !in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "%s is NULL: this operator reads a second input of %zu-byte items", in2_name, op->in2_bytes);
+    if (!op->in2_bytes && in2)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "%s is set, and this operator reads one input", in2_name);
+    return DLSCAN_SUCCESS;
+}
+
 /* A scan with a user operator (args->custom): its own sizes in place of the types, over offsets,
  * by key, along rows, down columns or none of them, and not the reduction yet. */
 static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_args *a, int reduce,
                                           int unbuffered, cudaStream_t stream, dl_scan_request *request)
 {
     const struct dlscan_operator *op = a->custom;
-    if (op->device_memory != h->backend->device_memory)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "args->custom was made on a %s handle, and this is a %s handle",
-                       op->device_memory ? "GPU" : "CPU", h->backend->name);
+    if (op->device_memory != h->backend->device_memory) /* (before the reduction's refusal) */
+        return dl_check_operator(h, op, "args->custom", NULL, NULL, NULL, NULL, 0);
     if (reduce)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_reduce does not take a user operator yet");
     if (a->exclusive != 0 && a->exclusive != 1)
@@ -296,17 +318,11 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         return status;
     const int columns = a->axis_length && a->axis_stride > 1, rows = a->axis_length && !columns;
     const int segmented = rows || a->d_offsets || a->d_keys;
-    if (segmented && DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator of a %zu-byte state scans no %s: there a state takes 4 bytes more "
-                       "(a flag that a %s starts), and at most %d bytes travel; use states of up to %d bytes",
-                       op->state_bytes, rows ? "rows" : "segments", rows ? "row" : "segment",
-                       DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
-    if (op->in2_bytes && a->n > 0 && !a->d_in2 && !unbuffered)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "d_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
-    if (!op->in2_bytes && a->d_in2)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_in2 is set, and this operator reads one input");
+    const char *does = !segmented ? NULL : rows ? "scans no rows" : "scans no segments";
+    if ((status = dl_check_operator(h, op, "args->custom", does,
+                                    rows ? "a flag that a row starts" : "a flag that a segment starts", a->d_in2,
+                                    "d_in2", a->n > 0 && !unbuffered)) != DLSCAN_SUCCESS)
+        return status;
     /* (a GPU scan's tiles; a CPU handle folds a user operator in one run, without tiles) */
     const size_t n = a->n, state = op->state_bytes,
                  tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(state, segmented));
@@ -380,28 +396,16 @@ dlscan_status dl_check_runs(dlscan_handle_t h, const dl_runs_args *a, cudaStream
     const struct dlscan_operator *op = a->op;
     if (!op)
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op is NULL");
-    if (op->device_memory != h->backend->device_memory)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "op was made on a %s handle, and this is a %s handle",
-                       op->device_memory ? "GPU" : "CPU", h->backend->name);
-    dlscan_status status = dl_check_type(h, a->key_type);
-    if (status != DLSCAN_SUCCESS)
+    dlscan_status status = dl_check_operator(h, op, "op", "reduces no runs", "the count of runs", a->values_in2,
+                                             "d_values_in2", a->n > 0);
+    if (status != DLSCAN_SUCCESS || (status = dl_check_type(h, a->key_type)) != DLSCAN_SUCCESS)
         return status;
-    if (DL_USER_VALUE(op->state_bytes, 1) > DLSCAN_STATE_MAX_BYTES)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "a user operator of a %zu-byte state reduces no runs: there a state takes 4 bytes more "
-                       "(the count of runs), and at most %d bytes travel; use states of up to %d bytes",
-                       op->state_bytes, DLSCAN_STATE_MAX_BYTES, DLSCAN_STATE_MAX_BYTES - 4);
     const size_t n = a->n, tile = (size_t)DL_USER_THREADS * DL_USER_ITEMS(DL_USER_VALUE(op->state_bytes, 1));
     if (h->backend->device_memory && n > UINT32_MAX)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
                        "n = %zu: a GPU reduce-by-key with a user operator counts its runs in 32 bits; reduce at "
                        "most 2^32 - 1 items a call",
                        n);
-    if (op->in2_bytes && n > 0 && !a->values_in2)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "d_values_in2 is NULL: this operator reads a second input of %zu-byte items", op->in2_bytes);
-    if (!op->in2_bytes && a->values_in2)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "d_values_in2 is set, and this operator reads one input");
     const size_t key_size = dl_type_size(a->key_type);
     dl_buffer buffers[] = {
         {a->num_runs, sizeof(size_t), sizeof(size_t), "d_num_runs", 1, NULL},

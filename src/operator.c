@@ -142,28 +142,32 @@ static void dl_cpu_custom_state(const struct dlscan_operator *op, const dl_scan_
         memcpy(item, in + i * op->in_bytes, op->state_bytes);
 }
 
+/* A state as output k of r->out: op's store, or the state itself. */
+static void dl_cpu_custom_output(const struct dlscan_operator *op, const dl_scan_request *r, size_t k,
+                                 const unsigned char *state)
+{
+    unsigned char out[DLSCAN_STATE_MAX_BYTES];
+    if (op->flags & DLSCAN_OPERATOR_STORE)
+        op->store(out, state);
+    else
+        memcpy(out, state, op->state_bytes);
+    memcpy((unsigned char *)r->out + k * op->out_bytes, out, op->out_bytes);
+}
+
 /* Item i of a CPU scan with op: its state combined into acc, its output written (in place, out[i]
  * is in[i]: the item is read first). */
 static void dl_cpu_custom_item(const struct dlscan_operator *op, const dl_scan_request *r, size_t i,
                                unsigned char *acc)
 {
-    const int store = (op->flags & DLSCAN_OPERATOR_STORE) != 0;
-    unsigned char item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    unsigned char item[DLSCAN_STATE_MAX_BYTES];
     dl_cpu_custom_state(op, r, i, item);
     if (r->exclusive) {
-        if (store)
-            op->store(out, acc);
-        else
-            memcpy(out, acc, op->state_bytes);
+        dl_cpu_custom_output(op, r, i, acc);
         op->combine(acc, acc, item);
     } else {
         op->combine(acc, acc, item);
-        if (store)
-            op->store(out, acc);
-        else
-            memcpy(out, acc, op->state_bytes);
+        dl_cpu_custom_output(op, r, i, acc);
     }
-    memcpy((unsigned char *)r->out + i * op->out_bytes, out, op->out_bytes);
 }
 
 /* Reduce-by-key: each run of keys of the same bits folded from the init; at its end its output to
@@ -174,7 +178,7 @@ static dlscan_status dl_cpu_custom_runs(const dl_scan_request *r)
     const struct dlscan_operator *op = r->custom;
     const size_t size = r->key_size;
     const unsigned char *key = r->keys;
-    unsigned char acc[DLSCAN_STATE_MAX_BYTES], item[DLSCAN_STATE_MAX_BYTES], out[DLSCAN_STATE_MAX_BYTES];
+    unsigned char acc[DLSCAN_STATE_MAX_BYTES], item[DLSCAN_STATE_MAX_BYTES];
     size_t runs = 0;
     for (size_t i = 0; i < r->n; ++i, key += size) {
         if (i == 0 || memcmp(key - size, key, size) != 0)
@@ -183,11 +187,7 @@ static dlscan_status dl_cpu_custom_runs(const dl_scan_request *r)
         op->combine(acc, acc, item);
         if (i + 1 < r->n && memcmp(key, key + size, size) == 0)
             continue;
-        if (op->flags & DLSCAN_OPERATOR_STORE)
-            op->store(out, acc);
-        else
-            memcpy(out, acc, op->state_bytes);
-        memcpy((unsigned char *)r->out + runs * op->out_bytes, out, op->out_bytes);
+        dl_cpu_custom_output(op, r, runs, acc);
         memcpy((unsigned char *)r->keys_out + runs * size, key, size);
         ++runs;
     }
