@@ -249,14 +249,17 @@ __device__ __forceinline__ void dl_user_store_run(X *p, uint64_t first, uint64_t
             p[first + k] = x[k];
 }
 
-__device__ __forceinline__ dlscan_out dl_user_output(const dl_user_value &v)
+/* A state as the output item it stores (the operator's store, or the state itself). */
+__device__ __forceinline__ dlscan_out dl_user_stored(const dlscan_state &s)
 {
 #if DL_USER_STORE
-    return dlscan_store(dl_user_state_of(v));
+    return dlscan_store(s);
 #else
-    return dl_user_state_of(v);
+    return s;
 #endif
 }
+
+__device__ __forceinline__ dlscan_out dl_user_output(const dl_user_value &v) { return dl_user_stored(dl_user_state_of(v)); }
 
 /* BYTES from shared memory at `from` (aligned to the largest power of two, up to 16, that
  * divides BYTES) into registers: the widest loads that alignment allows. */
@@ -317,14 +320,7 @@ struct dl_user_column_items {
     {
         return dl_user_state(in[i], in2 ? in2 + i * DL_USER_IN2_BYTES : nullptr);
     }
-    __device__ void store(uint64_t i, dlscan_state s) const
-    {
-#if DL_USER_STORE
-        out[i] = dlscan_store(s);
-#else
-        out[i] = s;
-#endif
-    }
+    __device__ void store(uint64_t i, dlscan_state s) const { out[i] = dl_user_stored(s); }
     __device__ void total(uint64_t k, dlscan_state s) const { dl_user_put(totals_out + k * DL_USER_STATE_BYTES, s); }
     __device__ dlscan_state seed() const { return start; }
 };

@@ -184,6 +184,22 @@ static dlscan_status dl_check_axis(dlscan_handle_t h, const dlscan_scan_args *a)
     return DLSCAN_SUCCESS;
 }
 
+/* A column scan's tiles (columns.cuh's, a descriptor for each column of each) on backends that
+ * have them, into *tiles and *tile_descriptors: no more than one call can take. */
+static dlscan_status dl_check_axis_tiles(dlscan_handle_t h, size_t acc_bytes, size_t n, size_t length,
+                                         size_t stride, size_t *tiles, size_t *tile_descriptors)
+{
+    if (!h->backend->axis_tiles)
+        return DLSCAN_SUCCESS;
+    *tiles = h->backend->axis_tiles(h, acc_bytes, n, length, stride, tile_descriptors);
+    if (*tiles > DL_MAX_TILES)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "
+                       "can take; scan fewer arrays a call",
+                       n, length, stride, *tiles, DL_MAX_TILES);
+    return DLSCAN_SUCCESS;
+}
+
 /* The keys (n of them) or the offsets (num_segments + 1): pointer and alignment, overlaps with
  * the values in and out (before the allocation's bounds: a key range inside d_in is an overlap
  * wherever it ends), then the bounds. The offsets may share memory with d_in, which is only
@@ -331,14 +347,9 @@ static dlscan_status dl_check_custom_scan(dlscan_handle_t h, const dlscan_scan_a
         (h->backend->device_memory && n / tile >= DL_MAX_TILES))
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "n = %zu is more than one call can scan", n);
     size_t tiles = h->backend->device_memory ? dl_tiles(n, tile) : 0, tile_descriptors = 1;
-    if (columns && h->backend->axis_tiles) { /* (columns.cuh's tiles, a descriptor for each column) */
-        tiles = h->backend->axis_tiles(h, state, n, a->axis_length, a->axis_stride, &tile_descriptors);
-        if (tiles > DL_MAX_TILES)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "
-                           "can take; scan fewer arrays a call",
-                           n, a->axis_length, a->axis_stride, tiles, DL_MAX_TILES);
-    }
+    if (columns && (status = dl_check_axis_tiles(h, state, n, a->axis_length, a->axis_stride, &tiles,
+                                                  &tile_descriptors)) != DLSCAN_SUCCESS)
+        return status;
     const size_t in_bytes = unbuffered ? 0 : n * op->in_bytes, in2_bytes = unbuffered ? 0 : n * op->in2_bytes,
                  bytes = unbuffered ? 0 : n * op->out_bytes;
     if (n > 0 && !unbuffered) {
@@ -520,14 +531,10 @@ dlscan_status dl_check_scan(dlscan_handle_t h, const dlscan_scan_args *args, dl_
     const uint64_t init_bits = a->init && (n > 0 || a->d_total) ? dl_bits_read(a->init, type)
                                                                 : dl_identity_bits(type, a->op);
     size_t tiles = dl_tiles(n, tile), tile_descriptors = 1;
-    if (a->axis_length && !rows && h->backend->axis_tiles) {
-        tiles = h->backend->axis_tiles(h, dl_type_size(acc), n, a->axis_length, stride, &tile_descriptors);
-        if (tiles > DL_MAX_TILES)
-            return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                           "n = %zu in arrays of %zu x %zu: %zu tiles, more than the %llu one call "
-                           "can take; scan fewer arrays a call",
-                           n, a->axis_length, stride, tiles, DL_MAX_TILES);
-    }
+    if (a->axis_length && !rows &&
+        (status = dl_check_axis_tiles(h, dl_type_size(acc), n, a->axis_length, stride, &tiles,
+                                      &tile_descriptors)) != DLSCAN_SUCCESS)
+        return status;
     const dl_scan_request r = {
         .in = a->d_in,
         .out = a->d_out,

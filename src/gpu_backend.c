@@ -240,6 +240,23 @@ static dl_axis_shape dl_gpu_axis_layout(size_t acc_bytes, size_t n, size_t lengt
     return shape;
 }
 
+/* The column scan of r (its axis of stride > 1) on `scan`'s parameters, accumulating in values of
+ * acc_bytes. */
+static dl_axis_params dl_gpu_axis_params(const dl_scan_request *r, const dl_scan_params *scan, size_t acc_bytes)
+{
+    size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
+    const dl_axis_shape shape = dl_gpu_axis_layout(acc_bytes, r->n, r->axis_length, r->axis_stride, &strips, &chains);
+    return (dl_axis_params){
+        .scan = *scan,
+        .length = r->axis_length,
+        .stride = r->axis_stride,
+        .shape = shape,
+        .strips = (uint32_t)strips,
+        .chains = (uint32_t)chains,
+        .totals = r->totals,
+    };
+}
+
 /* Whether the plain scan's persistent kernel takes r as `tiles` tiles: a type scanned into itself,
  * at 16-byte aligned pointers, where the persistent kernels run and for more tiles than the
  * policy row's threshold. (The long rows and the columns' rows of lanes, below.) */
@@ -345,17 +362,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
                        "args->custom was made for device %d, and this handle scans on device %d",
                        r->custom->device, s->device);
     } else if (r->custom && columns) {
-        size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
-        dl_user_column_params user = {.in2 = r->in2};
-        user.axis = (dl_axis_params){
-            .scan = params,
-            .length = r->axis_length,
-            .stride = r->axis_stride,
-            .shape = dl_gpu_axis_layout(r->custom->state_bytes, r->n, r->axis_length, r->axis_stride, &strips, &chains),
-            .strips = (uint32_t)strips,
-            .chains = (uint32_t)chains,
-            .totals = r->totals,
-        };
+        dl_user_column_params user = {.axis = dl_gpu_axis_params(r, &params, r->custom->state_bytes), .in2 = r->in2};
         memcpy(user.seed, r->init_state, sizeof user.seed);
         error = dl_jit_launch_columns(r->custom, &user, s->policy->dependent_launch, r->stream);
     } else if (r->custom) {
@@ -374,18 +381,7 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
     } else if (columns && dl_gpu_lanes(h, r, &lanes)) {
         error = dl_gpu_lanes_launch(&lanes, r->type, r->op, (uint32_t)r->axis_stride, h->deterministic, r->stream);
     } else if (columns) {
-        size_t strips, chains; /* at most the call's tiles, which the checks kept in 31 bits */
-        const dl_axis_shape shape =
-            dl_gpu_axis_layout(dl_type_size(r->acc_type), r->n, r->axis_length, r->axis_stride, &strips, &chains);
-        const dl_axis_params axis = {
-            .scan = params,
-            .length = r->axis_length,
-            .stride = r->axis_stride,
-            .shape = shape,
-            .strips = (uint32_t)strips,
-            .chains = (uint32_t)chains,
-            .totals = r->totals,
-        };
+        const dl_axis_params axis = dl_gpu_axis_params(r, &params, dl_type_size(r->acc_type));
         error = dl_gpu_axis_launch(&axis, r->in_type, r->type, r->op, r->stream);
     } else if (rows && dl_gpu_long_rows(h, r, &long_rows)) {
         error = dl_gpu_scan_launch(&long_rows, r->in_type, r->type, r->op, h->deterministic, r->stream);
