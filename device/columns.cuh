@@ -5,14 +5,15 @@
  *
  * The items are arrays [outer][length][stride], and each of the outer x stride columns is one
  * scan. A tile is `rows` consecutive rows of `lanes` neighbouring columns of one array (launch.h,
- * dl_axis_shape): all the columns of a narrow array, or a strip of 256 of a wide one. The block's
- * threads are `groups` groups of `lanes`: thread (g, j) holds rows g x R .. g x R + R - 1 of
- * column j in registers (R: policy.h's DL_AXIS_ROWS) and scans them; the groups' totals are
- * scanned down each column in shared memory; then the first group looks back, one thread per
- * column. Each (tile, column) has a descriptor of its own, protocol.h's words with one value, so
- * a column's tiles form a plain scan's chain and the X/A/P protocol is the plain scan's: a tile
- * publishes its column's aggregate A, folds its predecessors' descriptors back to the nearest P,
- * and publishes its inclusive prefix P; the first row block publishes P at once, from the init.
+ * dl_axis_shape): all the columns of a narrow array, or a strip of a wide one (policy.h's
+ * DL_AXIS_STRIP columns where they divide the array's, else up to 256). The block's threads are
+ * `groups` groups of `lanes`: thread (g, j) holds rows g x R .. g x R + R - 1 of column j in
+ * registers (R: policy.h's DL_AXIS_ROWS) and scans them; the groups' totals are scanned down each
+ * column in shared memory; then the first group looks back, one thread per column. Each (tile,
+ * column) has a descriptor of its own, protocol.h's words with one value, so a column's tiles
+ * form a plain scan's chain and the X/A/P protocol is the plain scan's: a tile publishes its
+ * column's aggregate A, folds its predecessors' descriptors back to the nearest P, and publishes
+ * its inclusive prefix P; the first row block publishes P at once, from the init.
  * Tiles are taken from the handle's counter in the order row block x chains + chain, so a tile's
  * predecessor in its column (`chains` tickets before it) belongs to a block already running.
  *

@@ -75,14 +75,19 @@
 
 /* ---- Scans along an axis of stride > 1: columns (columns.cuh) ----
  * 256 threads a block, as lanes x groups: one thread per column of the tile (at most 256 columns,
- * a strip of a wider array), groups of them down its rows, each with 128 bytes of its column's
- * rows in registers: 32 rows of a 32-bit accumulator, 16 of a 64-bit one, 4 of a user operator's
- * 32-byte state. Columns narrower than a warp stage the tile through shared memory, with an odd
- * count of rows a thread (one fewer where it is even) so that a warp's reads of it meet no bank
- * twice. */
+ * a strip of a wider array: DL_AXIS_STRIP below), groups of them down its rows, each with 128
+ * bytes of its column's rows in registers: 32 rows of a 32-bit accumulator, 16 of a 64-bit one,
+ * 4 of a user operator's 32-byte state. Columns narrower than a warp stage the tile through
+ * shared memory, with an odd count of rows a thread (one fewer where it is even) so that a warp's
+ * reads of it meet no bank twice. */
 #define DL_AXIS_THREADS 256
 #define DL_AXIS_THREAD_BYTES 128
 #define DL_AXIS_NARROW_LANES 32 /* fewer columns than this: staged */
+/* Arrays whose columns are a multiple of this are cut into strips of this many columns (a warp's
+ * row of a strip: 32 consecutive items), each strip a chain of its own tiles, 8 groups of rows
+ * deep: the more chains, the further back in the tile order a tile's predecessor, and the more
+ * likely its P is out when the tile looks back (bench/NOTES.md, "Columns in strips of 32"). */
+#define DL_AXIS_STRIP 32
 /* A thread's rows, for accumulators of acc_bytes (4 to 32), narrow (staged) or not: the host's tile
  * count (launch.h, dl_axis_shape_for) and the kernel's registers take it from here. */
 #define DL_AXIS_ROWS(acc_bytes, narrow)                                                           \

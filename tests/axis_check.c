@@ -179,8 +179,8 @@ typedef struct axis_shape {
 } axis_shape;
 
 /* The shapes of axis_check_every_output for the segmented tile `tile` (unit: half of it):
- * rows, then columns. Returns how many it wrote (at most 72). */
-static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shapes[72])
+ * rows, then columns. Returns how many it wrote (at most 80). */
+static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shapes[80])
 {
     const axis_shape rows[] = {
         {1, 1, 1},         {700, 1, 0},      {1, 2, 1},        {300, 2, 0},
@@ -203,7 +203,7 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
     int count = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
         shapes[count++] = rows[i];
-    const size_t strides[] = {2, 3, 16, 257, tile + 3};
+    const size_t strides[] = {2, 3, 16, 96, 257, tile + 3}; /* (96: three strips of 32) */
     const size_t lengths[] = {1, 2, 3, 17, tile - 1, tile + 1};
     for (size_t s = 0; s < sizeof strides / sizeof strides[0]; ++s)
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; ++l)
@@ -236,7 +236,7 @@ void axis_check_every_output(dlscan_handle_t h, const test_memory *m, dlscan_typ
             continue;
         size_t unit = 0, tile = 0;
         segment_tiles(h, out, &unit, &tile);
-        axis_shape shapes[72];
+        axis_shape shapes[80];
         const int count = every_shape(unit, tile, rng, shapes);
         const int same_size = test_type_size(in) == test_type_size(out);
         for (int i = 0; i < count; ++i) {

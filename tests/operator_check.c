@@ -875,9 +875,10 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, 
 /* ---------------------------------------------------------------- down columns */
 
 /* The shapes of the column cases of `state_bytes` states (arrays [outer][length][stride]): strides
- * narrow (staged) and wide, across a strip's 256 columns; lengths around the GPU's column tile of
- * that stride (launch.h, dl_axis_shape_for: one row, a tile's rows and one either side, several
- * tiles); outer 1 to 3; n at most max_n. Returns the count; each case's shape in the arrays. */
+ * narrow (staged) and wide, in strips (of 32 columns, or of up to 256 where 32 do not divide them);
+ * lengths around the GPU's column tile of that stride (launch.h, dl_axis_shape_for: one row, a
+ * tile's rows and one either side, several tiles, 300 tiles); outer 1 to 3; n at most max_n.
+ * Returns the count; each case's shape in the arrays. */
 static int column_shapes(size_t state_bytes, size_t max_n, uint64_t *rng, size_t *lengths, size_t *strides,
                          size_t *outers)
 {
@@ -885,7 +886,9 @@ static int column_shapes(size_t state_bytes, size_t max_n, uint64_t *rng, size_t
     int count = 0;
     for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k) {
         const size_t stride = wanted[k], rows = dl_axis_shape_for(stride, state_bytes).rows;
-        const size_t length_of[] = {1, rows - 1, rows, rows + 1, 3 * rows + 2, 1 + test_random(rng) % (4 * rows)};
+        /* (300 tiles and more: on a GPU, more than the persistent column grid has blocks) */
+        const size_t length_of[] = {1, rows - 1, rows, rows + 1, 3 * rows + 2, 1 + test_random(rng) % (4 * rows),
+                                    300 * rows + 5, 300 * rows + 5};
         for (size_t l = 0; l < sizeof length_of / sizeof length_of[0]; ++l) {
             const size_t outer = 1 + test_random(rng) % 3, length = length_of[l];
             if (length == 0 || length * stride > max_n || (l + k) % 2) /* (half the pairs: the suite's time) */
