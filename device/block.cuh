@@ -31,7 +31,7 @@ template <typename T, int WARPS, bool LEFT_FOLD> struct dl_tile_shared {
 
 /*
  * Programmatic dependent launch (sm_90). The launcher may let a kernel's blocks be placed
- * while the stream's previous kernel is still finishing (dl_launch, below); each
+ * while the stream's previous kernel is still finishing (enqueue.h, dl_enqueue); each
  * block then waits here until that kernel is complete and its writes are visible, before it
  * touches global memory, and at once lets the stream's next kernel be placed the same way.
  * Back-to-back calls so overlap one kernel's launch with the end of the one before. Without

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "block.cuh"
+#include "enqueue.h"
 #include "ops.cuh"
 #include "policy.h"
 
@@ -288,10 +289,10 @@ static int dl_prepare(const void *kernel, size_t shared_bytes)
     return (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
 }
 
-/* Launches `kernel` (its one parameter: `params`) with `shared_bytes` of dynamic shared memory
- * (dl_prepare); where the policy row has them (`dependent`), as a programmatic dependent launch
- * of the stream's previous kernel (dl_grid_dependency above; bench/NOTES.md, "Small calls:
- * dependent launches"). Returns a cudaError_t as int. */
+/* Launches `kernel` (its one parameter: `params`) on a 1-D grid with `shared_bytes` of dynamic
+ * shared memory (dl_prepare), through enqueue.h's dl_enqueue: where the policy row has them
+ * (`dependent`), as a programmatic dependent launch of the stream's previous kernel. Returns a
+ * cudaError_t as int. */
 template <typename PARAMS>
 static int dl_launch(void (*kernel)(PARAMS), const PARAMS &params, dim3 grid, dim3 block,
                      size_t shared_bytes, int dependent, cudaStream_t stream)
@@ -299,17 +300,7 @@ static int dl_launch(void (*kernel)(PARAMS), const PARAMS &params, dim3 grid, di
     const int prepared = dl_prepare((const void *)kernel, shared_bytes);
     if (prepared != (int)cudaSuccess)
         return prepared;
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = block;
-    config.dynamicSmemBytes = shared_bytes;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = dependent ? 1 : 0;
-    return (int)cudaLaunchKernelEx(&config, kernel, params);
+    return dl_enqueue((const void *)kernel, &params, grid.x, block.x, shared_bytes, dependent, stream);
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "enqueue.h"
 #include "internal.h"
 #include "jit.h"
 
@@ -457,26 +458,6 @@ void dl_jit_free(struct dlscan_operator *op)
 
 /* ---------------------------------------------------------------- launching */
 
-/* Enqueues `kernel` with its one parameter `params` on `grid` blocks of `threads`, with `shared`
- * bytes of dynamic shared memory; as a programmatic dependent launch where the policy row has them. */
-static int dl_jit_enqueue(const void *kernel, const void *params, uint32_t grid, uint32_t threads, size_t shared,
-                          int dependent_launch, cudaStream_t stream)
-{
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config;
-    memset(&config, 0, sizeof config);
-    config.gridDim = (dim3){grid, 1, 1};
-    config.blockDim = (dim3){threads, 1, 1};
-    config.dynamicSmemBytes = shared;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = dependent_launch ? 1 : 0;
-    void *args[] = {(void *)params};
-    return (int)cudaLaunchKernelExC(&config, kernel, args);
-}
-
 /* The persistent kernel where the policy row runs them (sm_90), for more tiles than its
  * threshold and 16-byte aligned inputs (bulk copies); else one block per tile. Along rows
  * (row_length set), over offsets or by key, that program, which dl_jit_build has loaded. */
@@ -490,10 +471,10 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
                         (uintptr_t)params->keys % 16 == 0 && program != DL_USER_PROGRAM_RUNS;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
-    return dl_jit_enqueue(op->kernels[program][2 * persistent + (left_fold ? 1 : 0)], params,
-                          persistent && grid < p->tiles ? grid : p->tiles,
-                          persistent ? DL_USER_RING_THREADS(program) : DL_USER_THREADS,
-                          persistent ? dl_user_ring_bytes(op, program) : 0, dependent_launch, stream);
+    return dl_enqueue(op->kernels[program][2 * persistent + (left_fold ? 1 : 0)], params,
+                      persistent && grid < p->tiles ? grid : p->tiles,
+                      persistent ? DL_USER_RING_THREADS(program) : DL_USER_THREADS,
+                      persistent ? dl_user_ring_bytes(op, program) : 0, dependent_launch, stream);
 }
 
 /* A column scan (DL_USER_PROGRAM_COLUMNS, which dl_jit_build has loaded): one block per tile, as
@@ -501,6 +482,6 @@ int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params
 int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column_params *params,
                           int dependent_launch, cudaStream_t stream)
 {
-    return dl_jit_enqueue(op->kernels[DL_USER_PROGRAM_COLUMNS][params->axis.shape.narrow ? 1 : 0], params,
-                          params->axis.scan.tiles, DL_AXIS_THREADS, 0, dependent_launch, stream);
+    return dl_enqueue(op->kernels[DL_USER_PROGRAM_COLUMNS][params->axis.shape.narrow ? 1 : 0], params,
+                      params->axis.scan.tiles, DL_AXIS_THREADS, 0, dependent_launch, stream);
 }
