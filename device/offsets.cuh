@@ -26,10 +26,12 @@ template <int PROBES> __device__ __forceinline__ uint64_t dl_probe_at(const uint
  * rising). Run by a whole warp, which returns it in every lane. Each round has every lane load 4
  * offsets, independent loads: 128 probes in rising order, which leave the answer between the last
  * probe below `position` and the first one not below. The first round, where `step` is not 0,
- * probes a window of 128 x step around `guess` (probes outside [low, high) are not loaded: before
- * low they are below, from high on not); each later one splits the range into 129 parts, so a
- * round costs one trip to memory and 2^23 offsets take four (a good guess: one or two). Reads no
- * offset at or past `high`.
+ * probes around `guess`: the 64 offsets from guess - 32 on, each, and 32 probes on either side,
+ * 2 x step apart (1 where step is 1: a window of 128; probes outside [low, high) are not loaded:
+ * before low they are below, from high on not). A guess within 32 of the answer (segments of one
+ * length) ends the search there; one within 32 + 64 x step leaves a gap of at most 2 x step. Each
+ * later round splits the range into 129 parts, so a round costs one trip to memory and 2^23
+ * offsets take four (a good guess: one or two). Reads no offset at or past `high`.
  */
 __device__ __forceinline__ uint64_t dl_warp_lower_bound(const size_t *offsets, uint64_t low, uint64_t high,
                                                         uint64_t position, uint64_t guess, uint64_t step)
@@ -45,8 +47,12 @@ __device__ __forceinline__ uint64_t dl_warp_lower_bound(const size_t *offsets, u
 #pragma unroll
         for (int u = 0; u < PROBES; ++u) {
             const uint64_t i = (uint64_t)(u * 32 + lane);
-            const uint64_t centre = guess > 64 * step ? guess - 64 * step : 0;
-            at[u] = windowed ? centre + i * step
+            /* the window: i's distance from guess, 1 apart in its middle 64, `gap` beyond */
+            const int64_t gap = step > 1 ? 2 * (int64_t)step : 1;
+            const int64_t d = u == 0   ? -32 - (int64_t)(32 - lane) * gap
+                              : u == 3 ? 31 + (int64_t)(lane + 1) * gap
+                                       : (int64_t)i - 64;
+            at[u] = windowed ? (d < 0 && guess < (uint64_t)-d ? 0 : guess + (uint64_t)d)
                     : exact  ? low + i
                              : low + range * (i + 1) / (32 * PROBES + 1);
             below[u] = at[u] < low || (at[u] < high && offsets[at[u]] < position);
