@@ -5,8 +5,9 @@
  *
  * The items are arrays [outer][length][stride], and each of the outer x stride columns is one
  * scan. A tile is `rows` consecutive rows of `lanes` neighbouring columns of one array (launch.h,
- * dl_axis_shape): all the columns of a narrow array, or a strip of a wide one (policy.h's
- * DL_AXIS_STRIP columns where they divide the array's, else up to 256). The block's threads are
+ * dl_axis_shape): all the columns of a narrow array, or a strip of a wider one (policy.h's
+ * DL_AXIS_STRIP columns where they divide the array's, DL_AXIS_NARROW_STRIP for an array narrower
+ * than that, else up to 256). The block's threads are
  * `groups` groups of `lanes`: thread (g, j) holds rows g x R .. g x R + R - 1 of column j in
  * registers (R: policy.h's DL_AXIS_ROWS) and scans them; the groups' totals are scanned down each
  * column in shared memory; then the first group looks back, one thread per column. Each (tile,
@@ -18,10 +19,11 @@
  * predecessor in its column (`chains` tickets before it) belongs to a block already running.
  *
  * Loads and stores: with 32 columns and more, a warp's accesses to one row are consecutive
- * items, and each thread loads its rows straight into registers; narrower arrays (fewer than
- * DL_AXIS_NARROW_LANES columns) are read and written a whole tile at a time, consecutive items
- * through shared memory, where each thread then reads its column's rows (an odd count of rows a
- * thread: no bank conflicts for power-of-two widths).
+ * items, and each thread loads its rows straight into registers, as it does for strips of 8 (a
+ * warp's access: four rows' whole 32-byte sectors); other narrow arrays (fewer than
+ * DL_AXIS_NARROW_LANES columns, one tile wide) are read and written a whole tile at a time,
+ * consecutive items through shared memory, where each thread then reads its column's rows (an odd
+ * count of rows a thread: no bank conflicts for power-of-two widths).
  *
  * The look-back walks one predecessor at a time per column: most tiles find their predecessor
  * P already. Float sums fold in the order the look-back meets the descriptors, as the plain

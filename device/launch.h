@@ -141,21 +141,25 @@ int dl_gpu_segment_launch(const dl_segment_params *params, dlscan_type in_type, 
  * tile t is row block t / chains of chain t % chains. Each (tile, column) has a descriptor of
  * its own: a tile takes lanes x dl_words_per_tile words of descriptors. */
 typedef struct dl_axis_shape {
-    uint32_t lanes;  /* columns per tile: DL_AXIS_STRIP where it divides the stride, else the
-                        stride, at most DL_AXIS_THREADS */
+    uint32_t lanes;  /* columns per tile: DL_AXIS_STRIP where it divides the stride (below it,
+                        DL_AXIS_NARROW_STRIP where that does), else the stride, at most
+                        DL_AXIS_THREADS */
     uint32_t groups; /* thread groups down the rows: lanes x groups <= DL_AXIS_THREADS */
     uint32_t rows;   /* rows per tile: groups x the rows a thread holds */
-    uint32_t narrow; /* 1: fewer lanes than DL_AXIS_NARROW_LANES, the tile staged in shared memory */
+    uint32_t narrow; /* 1: a whole array of fewer columns than DL_AXIS_NARROW_LANES, the tile
+                        staged in shared memory */
 } dl_axis_shape;
 
 /* The tile of a column scan of `stride` (> 1) into an accumulator of acc_bytes. */
 static inline dl_axis_shape dl_axis_shape_for(uint64_t stride, size_t acc_bytes)
 {
     dl_axis_shape s;
-    s.lanes = stride % DL_AXIS_STRIP == 0  ? DL_AXIS_STRIP
+    s.lanes = stride % DL_AXIS_STRIP == 0 ? DL_AXIS_STRIP
+              : stride < DL_AXIS_STRIP && stride > DL_AXIS_NARROW_STRIP && stride % DL_AXIS_NARROW_STRIP == 0
+                  ? DL_AXIS_NARROW_STRIP
               : stride < DL_AXIS_THREADS ? (uint32_t)stride
                                          : DL_AXIS_THREADS;
-    s.narrow = s.lanes < DL_AXIS_NARROW_LANES;
+    s.narrow = s.lanes == stride && s.lanes < DL_AXIS_NARROW_LANES;
     s.groups = DL_AXIS_THREADS / s.lanes;
     s.rows = s.groups * (uint32_t)DL_AXIS_ROWS(acc_bytes, s.narrow);
     return s;

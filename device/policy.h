@@ -88,6 +88,11 @@
  * deep: the more chains, the further back in the tile order a tile's predecessor, and the more
  * likely its P is out when the tile looks back (bench/NOTES.md, "Columns in strips of 32"). */
 #define DL_AXIS_STRIP 32
+/* Arrays narrower than a strip whose columns are a multiple of this, twice or more ([N, 16],
+ * [N, 24]), are cut into strips of this many columns: two or three chains, not one, each warp
+ * reading whole 32-byte sectors of four rows, not staged (bench/NOTES.md, "Narrow arrays in
+ * strips of 8"). */
+#define DL_AXIS_NARROW_STRIP 8
 /* A thread's rows, for accumulators of acc_bytes (4 to 32), narrow (staged) or not: the host's tile
  * count (launch.h, dl_axis_shape_for) and the kernel's registers take it from here. */
 #define DL_AXIS_ROWS(acc_bytes, narrow)                                                           \

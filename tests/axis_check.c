@@ -203,7 +203,7 @@ static int every_shape(size_t unit, size_t tile, uint64_t *rng, axis_shape shape
     int count = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
         shapes[count++] = rows[i];
-    const size_t strides[] = {2, 3, 16, 96, 257, tile + 3}; /* (96: three strips of 32) */
+    const size_t strides[] = {2, 3, 16, 96, 257, tile + 3}; /* (16: two strips of 8; 96: three of 32) */
     const size_t lengths[] = {1, 2, 3, 17, tile - 1, tile + 1};
     for (size_t s = 0; s < sizeof strides / sizeof strides[0]; ++s)
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; ++l)
