@@ -3,18 +3,18 @@
  * one block per tile, with a look-back per column. axis_kernel.cu instantiates it for the built-in
  * types and operators, user_kernel.cuh for a user operator's states.
  *
- * The items are arrays [outer][length][stride], and each of the outer x stride columns is one
- * scan. A tile is `rows` consecutive rows of `lanes` neighbouring columns of one array (launch.h,
+ * The items are arrays [outer][length][stride], and each of the outer x stride columns is one scan.
+ * A tile is `rows` consecutive rows of `lanes` neighbouring columns of one array (launch.h,
  * dl_axis_shape): all the columns of a narrow array, or a strip of a wider one (policy.h's
  * DL_AXIS_STRIP columns where they divide the array's, DL_AXIS_NARROW_STRIP for an array narrower
- * than that, else up to 256). The block's threads are
- * `groups` groups of `lanes`: thread (g, j) holds rows g x R .. g x R + R - 1 of column j in
- * registers (R: policy.h's DL_AXIS_ROWS) and scans them; the groups' totals are scanned down each
- * column in shared memory; then the first group looks back, one thread per column. Each (tile,
- * column) has a descriptor of its own, protocol.h's words with one value, so a column's tiles
- * form a plain scan's chain and the X/A/P protocol is the plain scan's: a tile publishes its
- * column's aggregate A, folds its predecessors' descriptors back to the nearest P, and publishes
- * its inclusive prefix P; the first row block publishes P at once, from the init.
+ * than that, else up to 256). The block's threads are `groups` groups of `lanes`: thread (g, j)
+ * holds rows g x R .. g x R + R - 1 of column j in registers (R: policy.h's DL_AXIS_ROWS) and scans
+ * them; the groups' totals are scanned down each column in shared memory; then the first group
+ * looks back, one thread per column. Each (tile, column) has a descriptor of its own, protocol.h's
+ * words with one value, so a column's tiles form a plain scan's chain and the X/A/P protocol is the
+ * plain scan's: a tile publishes its column's aggregate A, folds its predecessors' descriptors back
+ * to the nearest P, and publishes its inclusive prefix P; the first row block publishes P at once,
+ * from the init.
  * Tiles are taken from the handle's counter in the order row block x chains + chain, so a tile's
  * predecessor in its column (`chains` tickets before it) belongs to a block already running.
  *

@@ -886,7 +886,8 @@ static int column_shapes(size_t state_bytes, size_t max_n, uint64_t *rng, size_t
     int count = 0;
     for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k) {
         const size_t stride = wanted[k], rows = dl_axis_shape_for(stride, state_bytes).rows;
-        /* (300 tiles: a long chain of look-backs) */
+        /* (300 tiles: a long chain of look-backs; twice, so that the filter below keeps one for every
+         * stride) */
         const size_t length_of[] = {1, rows - 1, rows, rows + 1, 3 * rows + 2, 1 + test_random(rng) % (4 * rows),
                                     300 * rows + 5, 300 * rows + 5};
         for (size_t l = 0; l < sizeof length_of / sizeof length_of[0]; ++l) {
