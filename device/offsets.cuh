@@ -91,42 +91,69 @@ typedef struct dl_staged_offsets {
     uint32_t count;
 } dl_staged_offsets;
 
+/* One round of dl_mark_offsets: offsets[k0] on, PER_LANE a lane, marked in `bitmap` where they
+ * fall in the tile; `last` keeps the highest marked item. Returns whether every one of them fell
+ * in the tile (the next round may find more). */
+template <int PER_LANE>
+__device__ __forceinline__ bool dl_mark_round(const size_t *offsets, uint64_t last_offset,
+                                              const dl_staged_offsets &staged, uint64_t k0, uint64_t base,
+                                              int count, uint32_t *bitmap, int &last)
+{
+    const int lane = threadIdx.x % 32;
+    uint64_t at[PER_LANE];
+#pragma unroll
+    for (int u = 0; u < PER_LANE; ++u) {
+        const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
+        at[u] = k > last_offset                  ? ~0ull
+                : k - staged.from < staged.count ? staged.at[k - staged.from]
+                                                 : offsets[k];
+    }
+    bool all_in = true;
+#pragma unroll
+    for (int u = 0; u < PER_LANE; ++u) {
+        const bool in = at[u] >= base && at[u] < base + (uint64_t)count;
+        if (in) {
+            const int i = (int)(at[u] - base);
+            atomicOr(&bitmap[i / 32], 1u << (i % 32));
+            last = i > last ? i : last;
+        }
+        all_in &= in;
+    }
+    return __all_sync(0xffffffffu, all_in);
+}
+
 /* Marks in `bitmap` (a tile's bits, zeroed) the items that offsets[first], offsets[first + 1],
  * ... point at while they fall in the tile's count items from `base` (and the input's first item,
- * a head), and returns the highest marked item, or -1. One warp; 128 offsets a round, from the
- * stage where it holds them, else from global memory. */
+ * a head), and returns the highest marked item, or -1. One warp. Rounds of 128 offsets while the
+ * stage holds them; past it each round is a trip to global memory, so they grow, 128, 256, then
+ * 512 offsets: a tile of segments of one item takes 9 trips, not 28 (bench/NOTES.md, "Segmented
+ * scans"). */
 __device__ __forceinline__ int dl_mark_offsets(const size_t *offsets, uint64_t last_offset,
                                                const dl_staged_offsets &staged, uint64_t first,
                                                uint64_t base, int count, uint32_t *bitmap)
 {
-    constexpr int PER_LANE = 4;
     const int lane = threadIdx.x % 32;
     int last = -1;
     if (base == 0 && lane == 0) {
         atomicOr(&bitmap[0], 1u);
         last = 0;
     }
-    for (uint64_t k0 = first;; k0 += 32 * PER_LANE) {
-        uint64_t at[PER_LANE];
-#pragma unroll
-        for (int u = 0; u < PER_LANE; ++u) {
-            const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
-            at[u] = k > last_offset                ? ~0ull
-                    : k - staged.from < staged.count ? staged.at[k - staged.from]
-                                                     : offsets[k];
+    int global_rounds = 0;
+    for (uint64_t k0 = first;;) {
+        bool more;
+        if (k0 + 128 - staged.from <= staged.count || global_rounds == 0) {
+            more = dl_mark_round<4>(offsets, last_offset, staged, k0, base, count, bitmap, last);
+            global_rounds += k0 + 128 - staged.from > staged.count;
+            k0 += 128;
+        } else if (global_rounds == 1) {
+            more = dl_mark_round<8>(offsets, last_offset, staged, k0, base, count, bitmap, last);
+            global_rounds = 2;
+            k0 += 256;
+        } else {
+            more = dl_mark_round<16>(offsets, last_offset, staged, k0, base, count, bitmap, last);
+            k0 += 512;
         }
-        bool all_in = true;
-#pragma unroll
-        for (int u = 0; u < PER_LANE; ++u) {
-            const bool in = at[u] >= base && at[u] < base + (uint64_t)count;
-            if (in) {
-                const int i = (int)(at[u] - base);
-                atomicOr(&bitmap[i / 32], 1u << (i % 32));
-                last = i > last ? i : last;
-            }
-            all_in &= in;
-        }
-        if (!__all_sync(0xffffffffu, all_in))
+        if (!more)
             break;
     }
     return __reduce_max_sync(0xffffffffu, last);

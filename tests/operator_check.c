@@ -875,14 +875,15 @@ void operator_check_rows(dlscan_handle_t h, const test_memory *m, size_t max_n, 
 /* ---------------------------------------------------------------- down columns */
 
 /* The shapes of the column cases of `state_bytes` states (arrays [outer][length][stride]): strides
- * narrow (staged) and wide, in strips (of 32 columns, or of up to 256 where 32 do not divide them);
+ * narrow (staged), narrow in strips of 8 (16 and 24) and wide, in strips (of 32 columns, or of up
+ * to 256 where 32 do not divide them);
  * lengths around the GPU's column tile of that stride (launch.h, dl_axis_shape_for: one row, a
  * tile's rows and one either side, several tiles, 300 tiles); outer 1 to 3; n at most max_n.
  * Returns the count; each case's shape in the arrays. */
 static int column_shapes(size_t state_bytes, size_t max_n, uint64_t *rng, size_t *lengths, size_t *strides,
                          size_t *outers)
 {
-    const size_t wanted[] = {2, 3, 7, 31, 32, 33, 200, 256, 257, 600, 1 + test_random(rng) % 1000};
+    const size_t wanted[] = {2, 3, 7, 16, 24, 31, 32, 33, 200, 256, 257, 600, 1 + test_random(rng) % 1000};
     int count = 0;
     for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k) {
         const size_t stride = wanted[k], rows = dl_axis_shape_for(stride, state_bytes).rows;
