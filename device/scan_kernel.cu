@@ -249,12 +249,12 @@ template <typename IN, typename T> __host__ __device__ constexpr int dl_scan_blo
 /* Its launch bound's minimum of blocks per SM: its blocks per SM, so that ptxas keeps the
  * registers that let them share an SM. Without it, float64 min and max took 100 registers, one
  * block an SM (bench/NOTES.md, "The H200"). Along rows likewise: ptxas had given the float32 sum
- * 122 registers, which ran rows of 4096 items at 0.68 of a copy ("Scans along an axis"). Not for
- * the rows of lanes (T a dl_lanes): their 16-byte lanes would spill at two blocks. */
+ * 122 registers, which ran rows of 4096 items at 0.68 of a copy ("Scans along an axis"). None (1)
+ * for the rows of lanes (T a dl_lanes, not a scalar): their 16-byte lanes would spill at two
+ * blocks. */
 template <typename IN, typename T, bool ROWS> __host__ __device__ constexpr int dl_scan_min_blocks()
 {
-    constexpr int blocks = dl_scan_blocks_per_sm<IN, T>();
-    return blocks == DL_SCAN_BLOCKS_PER_SM && !ROWS && !std::is_arithmetic<T>::value ? 1 : blocks;
+    return ROWS || std::is_arithmetic<T>::value ? dl_scan_blocks_per_sm<IN, T>() : 1;
 }
 
 /* The scan's stage fill: one bulk copy of the tile's items. Tile 0's also brings an init from
