@@ -457,7 +457,7 @@ using dl_compact_shared_for =
                                                               (int)sizeof(dl_compact_persistent_shared<X, DL_SCAN_STAGES>))>;
 
 template <int KIND, typename X> struct dl_compact_fill {
-    static constexpr bool warp_wide = false;
+    static constexpr bool offsets = false;
     const dl_compact_params &p;
     unsigned char *stages;
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
@@ -903,7 +903,7 @@ template <int KIND, typename X, typename Y, bool LEFT_FOLD> constexpr int dl_run
 /* The producer's fill: the keys with the 16 bytes before them (tile 0 has none), then the
  * values. The partial last tile is left to global loads. */
 template <int KIND, typename X, typename Y> struct dl_runs_fill {
-    static constexpr bool warp_wide = false;
+    static constexpr bool offsets = false;
     const dl_compact_params &p;
     unsigned char *stages;
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const

@@ -178,28 +178,76 @@ template <typename V> __device__ __forceinline__ V dl_stage_header(const V &fiel
     return dl_shfl(value, 0);
 }
 
+/* Producer over offsets (the segmented scans', a user operator's; the whole warp): a tile's
+ * copies need its first offset, found by a search of one or two trips to memory, so the producer
+ * draws each tile's ticket and finds its offset as soon as the block's last tile's copies are
+ * issued, before the stage it goes to is free, and a stage that frees waits only for its copies.
+ * fill.find(tile, after, after_tile): the tile's first offset from the block's last tile's
+ * (`after`, of tile after_tile; 0 and 0 before its first), in every lane; fill(stage, tile,
+ * first, full): the stage's copies from lane 0, which completes the stage's phase. */
+template <typename SHARED, typename FILL>
+__device__ __forceinline__ void dl_persistent_produce_offsets(dl_control *control, const dl_probe &probe,
+                                                              SHARED &sh, uint32_t tiles, const FILL &fill)
+{
+    const bool lane0 = threadIdx.x % 32 == 0;
+    const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
+    dl_ticket_state state;
+    uint32_t ticket = 0;
+    if (lane0) {
+        ticket = dl_ticket_draw_first(control, probe, &state);
+        dl_ticket_check_last(control, ticket, tickets, state);
+        sh.epoch = state.epoch; /* published to the other roles by the first `full` */
+        sh.ticket_base = state.base;
+    }
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    uint64_t first = ticket < tiles ? fill.find(ticket, 0, 0) : 0;
+    for (uint32_t k = 0;; ++k) {
+        const int s = (int)(k % SHARED::stages);
+        if (lane0) {
+            if (k >= SHARED::stages)
+                dl_mbar_wait(&sh.empty[s], (k / SHARED::stages - 1) & 1);
+            sh.stage_tile[s] = ticket;
+        }
+        __syncwarp();
+        if (ticket < tiles)
+            fill(s, ticket, first, &sh.full[s]);
+        else if (lane0)
+            dl_mbar_arrive(&sh.full[s]);
+        if (ticket >= tiles)
+            return;
+        const uint32_t last_tile = ticket;
+        if (lane0) {
+            ticket = dl_ticket_draw(control, state);
+            dl_ticket_check_last(control, ticket, tickets, state);
+        }
+        ticket = __shfl_sync(0xffffffffu, ticket, 0);
+        if (ticket < tiles)
+            first = fill.find(ticket, first, last_tile);
+    }
+}
+
 /* Producer (lane 0 of its warp): draws a ticket for each free stage and has `fill` prefetch
  * that tile, until it draws one past the end (protocol.h, "Tickets"). fill(stage, tile,
  * full) issues the stage's bulk copies (dl_bulk_expect, then dl_bulk_copy) and returns true,
  * or returns false for a tile it leaves to global loads (the partial last tile); the
- * producer then completes the stage's phase itself. A FILL whose `warp_wide` is true is called
- * by the whole warp, with the tile lane 0 drew: it issues the copies from lane 0 and has the
- * other lanes for work of its own (a segmented scan's search of its offsets). */
+ * producer then completes the stage's phase itself. A FILL whose `offsets` is true is
+ * dl_persistent_produce_offsets's, run by the whole warp. */
 template <typename SHARED, typename FILL>
 __device__ __forceinline__ void dl_persistent_produce(dl_control *control, const dl_probe &probe,
                                                       SHARED &sh, uint32_t tiles, const FILL &fill)
 {
-    const bool lane0 = threadIdx.x % 32 == 0;
-    if (!FILL::warp_wide && !lane0)
-        return;
-    const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
-    dl_ticket_state state;
-    for (uint32_t k = 0;; ++k) {
-        const int s = (int)(k % SHARED::stages);
-        uint32_t ticket = 0;
-        if (lane0) {
+    if constexpr (FILL::offsets) {
+        dl_persistent_produce_offsets(control, probe, sh, tiles, fill);
+    } else {
+        if (threadIdx.x % 32 != 0)
+            return;
+        const uint32_t tickets = tiles + gridDim.x; /* each block draws one past the end */
+        dl_ticket_state state;
+        for (uint32_t k = 0;; ++k) {
+            const int s = (int)(k % SHARED::stages);
             if (k >= SHARED::stages)
                 dl_mbar_wait(&sh.empty[s], (k / SHARED::stages - 1) & 1);
+            uint32_t ticket;
             if (k == 0) {
                 ticket = dl_ticket_draw_first(control, probe, &state);
                 sh.epoch = state.epoch; /* published to the other roles by the first `full` */
@@ -209,14 +257,12 @@ __device__ __forceinline__ void dl_persistent_produce(dl_control *control, const
             }
             dl_ticket_check_last(control, ticket, tickets, state);
             sh.stage_tile[s] = ticket;
+            const bool filled = ticket < tiles && fill(s, ticket, &sh.full[s]);
+            if (!filled)
+                dl_mbar_arrive(&sh.full[s]);
+            if (ticket >= tiles)
+                return;
         }
-        if (FILL::warp_wide)
-            ticket = __shfl_sync(0xffffffffu, ticket, 0);
-        const bool filled = ticket < tiles && fill(s, ticket, &sh.full[s]);
-        if (lane0 && !filled)
-            dl_mbar_arrive(&sh.full[s]);
-        if (ticket >= tiles)
-            return;
     }
 }
 

@@ -264,7 +264,7 @@ template <typename IN, typename T, bool ROWS> __host__ __device__ constexpr int 
  * chained call about a microsecond.) Along rows a row's partial last tile is staged too: its
  * items are whole 16-byte vectors (the host's rule for long rows). */
 template <typename IN, typename T, typename OUT, bool ROWS> struct dl_scan_fill {
-    static constexpr bool warp_wide = false;
+    static constexpr bool offsets = false;
     const dl_scan_params &p;
     unsigned char *stages;
     T *seed;

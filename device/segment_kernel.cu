@@ -361,69 +361,63 @@ template <typename T, typename BY, bool LEFT_FOLD>
 using dl_segment_shared_for = dl_segment_persistent_shared<T, LEFT_FOLD, dl_segment_stage<T, BY>::stages>;
 
 /* The producer's fill. By key: one bulk copy of the items, one of the keys with the 16 bytes
- * before them (tile 0 has none). By offsets (the whole warp): the items' copy; the search for
- * the tile's first offset, from the block's last tile's on (its tiles only rise), guessed from
- * the segments' density between there and the end; then a copy of the offsets from there (from
- * the even index at or before it: 16-byte pieces). The stage is complete with lane 0's arrival
- * after its header. The partial last tile's items are left to global loads. */
+ * before them (tile 0 has none). By offsets (the whole warp, ring.cuh's
+ * dl_persistent_produce_offsets): find, the search for the tile's first offset, from the block's
+ * last tile's on (its tiles only rise), guessed from the segments' density between there and the
+ * end; then the items' copy and a copy of the offsets from there (from the even index at or
+ * before it: 16-byte pieces), and lane 0's arrival after the stage's header. The partial last
+ * tile's items are left to global loads. */
 template <typename T, typename BY, typename SHARED> struct dl_segment_fill {
-    static constexpr bool warp_wide = dl_segments_by<BY>::offsets;
+    using S = dl_segment_shape<T>;
+    using G = dl_segment_stage<T, BY>;
+    static constexpr bool offsets = dl_segments_by<BY>::offsets;
     const dl_segment_params &p;
     unsigned char *stages;
     SHARED &sh;
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
     {
-        using S = dl_segment_shape<T>;
-        using G = dl_segment_stage<T, BY>;
-        const uint64_t n = p.scan.n, base = (uint64_t)tile * S::tile_items;
-        const bool whole = base + S::tile_items <= n;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        if (base + S::tile_items > p.scan.n)
+            return false;
         unsigned char *stage = stages + s * G::bytes;
         const T *items = static_cast<const T *>(p.scan.in) + base;
         if constexpr (G::rows) {
-            if (!whole)
-                return false;
             dl_bulk_expect(full, S::tile_bytes);
             dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
-            return true;
-        } else if constexpr (!G::offsets) {
-            if (!whole)
-                return false;
+        } else {
             const uint32_t before = tile ? 16 : 0;
             const unsigned char *keys =
                 static_cast<const unsigned char *>(p.keys) + base * dl_segments_by<BY>::key_size;
             dl_bulk_expect(full, S::tile_bytes + G::key_bytes + before);
             dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
             dl_bulk_copy<true>(stage + G::keys_at - before, keys - before, G::key_bytes + before, full);
-            return true;
-        } else {
-            const int lane = threadIdx.x % 32;
-            if (lane == 0 && whole) {
-                dl_bulk_expect_only(full, S::tile_bytes);
-                dl_bulk_copy<true>(stage, items, S::tile_bytes, full);
-            }
-            /* The block's last tile, and its first offset (0, 0 before its first tile). */
-            const int last = (s + SHARED::stages - 1) % SHARED::stages;
-            const uint64_t after = __shfl_sync(0xffffffffu, lane == 0 ? sh.stage_segment[last] : 0, 0);
-            const uint64_t after_base =
-                (uint64_t)__shfl_sync(0xffffffffu, lane == 0 ? sh.stage_tile[last] : 0u, 0) * S::tile_items;
-            const uint64_t offsets = p.num_segments + 1;
-            const uint64_t first = dl_warp_next_offset(p.offsets, offsets, n, base, after, after_base);
-            if (lane == 0) {
-                const uint64_t from = first & ~1ull;
-                const uint64_t left = offsets - from, most = DL_SEGMENT_STAGED_OFFSETS;
-                const uint64_t count = (left < most ? left : most) & ~1ull;
-                if (count) {
-                    dl_bulk_expect_only(full, (uint32_t)count * 8);
-                    dl_bulk_copy<true>(stage + G::offsets_at, p.offsets + from, (uint32_t)count * 8, full);
-                }
-                sh.stage_segment[s] = first;
-                sh.stage_staged_from[s] = from;
-                sh.stage_staged_count[s] = (uint32_t)count;
-                if (whole)
-                    dl_mbar_arrive(full);
-            }
-            return whole;
         }
+        return true;
+    }
+    __device__ uint64_t find(uint32_t tile, uint64_t after, uint32_t after_tile) const
+    {
+        return dl_warp_next_offset(p.offsets, p.num_segments + 1, p.scan.n, (uint64_t)tile * S::tile_items, after,
+                                   (uint64_t)after_tile * S::tile_items);
+    }
+    __device__ void operator()(int s, uint32_t tile, uint64_t first, uint64_t *full) const
+    {
+        if (threadIdx.x % 32 != 0)
+            return;
+        const uint64_t base = (uint64_t)tile * S::tile_items;
+        const bool whole = base + S::tile_items <= p.scan.n;
+        const uint64_t from = first & ~1ull, left = p.num_segments + 1 - from, most = DL_SEGMENT_STAGED_OFFSETS;
+        const uint32_t count = (uint32_t)((left < most ? left : most) & ~1ull);
+        sh.stage_segment[s] = first;
+        sh.stage_staged_from[s] = from;
+        sh.stage_staged_count[s] = count;
+        const uint32_t bytes = (whole ? S::tile_bytes : 0) + count * 8;
+        if (bytes)
+            dl_bulk_expect_only(full, bytes);
+        if (whole)
+            dl_bulk_copy<true>(stages + s * G::bytes, static_cast<const T *>(p.scan.in) + base, S::tile_bytes, full);
+        if (count)
+            dl_bulk_copy<true>(stages + s * G::bytes + G::offsets_at, p.offsets + from, count * 8, full);
+        dl_mbar_arrive(full);
     }
 };
 
@@ -670,10 +664,6 @@ __global__ void __launch_bounds__(DL_SEGMENT_PERSISTENT_THREADS, DL_SCAN_BLOCKS_
     const uint32_t tiles = p.scan.tiles;
     const int warp = threadIdx.x / 32;
     const dl_probe probe(p.scan.control);
-    if (threadIdx.x < SHARED::stages) {
-        sh.stage_segment[threadIdx.x] = 0; /* the producer's first search: from offset 0, tile 0 */
-        sh.stage_tile[threadIdx.x] = 0;
-    }
     /* `empty`: the compute warps and the reducer; `reduced`: the reducer */
     dl_prefix_rings_init(sh, (S::warps + 1) * G::arriving_lanes, G::arriving_lanes);
     dl_grid_dependency();

@@ -44,7 +44,8 @@
  * an item's inclusive count is its run's number + 1; no tile publishes early, every tile looks
  * back. An item ends a run where the next item is a head (the bitmap's word past the tile,
  * dl_user_mark_end), and there the run's output goes to out[count - 1] and its key to
- * keys_out[count - 1]; the item n - 1 leaves the count. One block per tile only, for now.
+ * keys_out[count - 1]; the item n - 1 leaves the count. In the persistent kernel the reducer
+ * counts the tile's heads for its A, and the look-back warp publishes every tile's P.
  *
  * Columns (DL_USER_PROGRAM_COLUMNS; an axis of stride > 1): columns.cuh's tile, the built-in
  * column kernel's, with the operator's states (dl_user_column_items), wide and narrow; every column
@@ -770,7 +771,6 @@ extern "C" __global__ void __launch_bounds__(DL_USER_THREADS) dl_user_scan_left_
     dl_user_scan_block<true>(p);
 }
 
-#if !DL_USER_RUNS /* (the runs have no persistent kernel yet) */
 /* ---------------------------------------------------------------- persistent (sm_90) */
 
 /* A stage: a tile's items of the first input, then of the second; by key, 16 bytes that end with
@@ -803,7 +803,8 @@ struct dl_user_shared : dl_user_block_shared<
     uint64_t stage_segment[DL_USER_STAGES(DL_USER_STAGE_BYTES)]; /* each stage's tile's first offset (the producer's) */
 #endif
 #if DL_USER_MARKED
-    uint32_t stage_bitmap[DL_USER_STAGES(DL_USER_STAGE_BYTES)][DL_USER_TILE / 32]; /* its heads (the reducer's) */
+    /* its heads (the reducer's; the runs', a word more: dl_user_mark_end) */
+    uint32_t stage_bitmap[DL_USER_STAGES(DL_USER_STAGE_BYTES)][DL_USER_TILE / 32 + DL_USER_RUNS];
 #endif
 };
 
@@ -813,53 +814,51 @@ struct dl_user_shared : dl_user_block_shared<
 
 /* The producer's fill: the tile's bytes of both inputs (and by key its keys, after the 16 bytes of
  * keys before it where it has any), in bulk copies; a partial last tile is left to global loads.
- * Over offsets (the whole warp) also the search for the tile's first offset
- * (offsets.cuh, dl_warp_next_offset: from the block's last tile's, in `segment`), which lane 0
- * leaves in segment[s] before it completes the stage's phase: ahead of the reducer by the ring's
- * depth. */
+ * Over offsets (the whole warp, ring.cuh's dl_persistent_produce_offsets) find, the search for
+ * the tile's first offset (offsets.cuh, dl_warp_next_offset: from the block's last tile's), which
+ * lane 0 leaves in segment[s] before it completes the stage's phase: ahead of the reducer by the
+ * ring's depth. */
 struct dl_user_fill {
-    static constexpr bool warp_wide = DL_USER_OFFSETS;
+    static constexpr bool offsets = DL_USER_OFFSETS;
     const dl_user_params &p;
     unsigned char *stages;
-    uint64_t *segment;        /* over offsets: each stage's tile's first offset */
-    const uint32_t *tile_of;  /* over offsets: each stage's tile */
+    uint64_t *segment; /* over offsets: each stage's tile's first offset */
     __device__ bool operator()(int s, uint32_t tile, uint64_t *full) const
     {
         const uint64_t base = (uint64_t)tile * DL_USER_TILE;
-        const bool whole = base + DL_USER_TILE <= p.scan.n;
+        if (base + DL_USER_TILE > p.scan.n)
+            return false;
         unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
-        if (threadIdx.x % 32 == 0 && whole) {
-            const uint32_t before = DL_USER_KEYS && base > 0 ? 16 : 0;
-            const uint32_t key_bytes = DL_USER_KEYS ? DL_USER_TILE * p.key_size : 0;
-            if (DL_USER_OFFSETS)
-                dl_bulk_expect_only(full, DL_USER_ITEM_BYTES);
-            else
-                dl_bulk_expect(full, DL_USER_ITEM_BYTES + before + key_bytes);
-            dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
-                               DL_USER_TILE * DL_USER_IN_BYTES, full);
-            if (DL_USER_IN2_BYTES)
-                dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
-                                   static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
-                                   DL_USER_TILE * DL_USER_IN2_BYTES, full);
-            if (DL_USER_KEYS)
-                dl_bulk_copy<true>(stage + DL_USER_KEYS_AT - before,
-                                   static_cast<const unsigned char *>(p.keys) + base * p.key_size - before,
-                                   key_bytes + before, full);
-        }
-#if DL_USER_OFFSETS
-        constexpr int STAGES = DL_USER_STAGES(DL_USER_STAGE_BYTES);
-        const int lane = threadIdx.x % 32, last = (s + STAGES - 1) % STAGES;
-        const uint64_t after = __shfl_sync(0xffffffffu, lane == 0 ? segment[last] : 0, 0);
-        const uint64_t after_base =
-            (uint64_t)__shfl_sync(0xffffffffu, lane == 0 ? tile_of[last] : 0u, 0) * DL_USER_TILE;
-        const uint64_t first = dl_warp_next_offset(p.offsets, p.num_segments + 1, p.scan.n, base, after, after_base);
-        if (lane == 0) {
-            segment[s] = first;
-            if (whole)
-                dl_mbar_arrive(full);
-        }
-#endif
-        return whole;
+        const uint32_t before = DL_USER_KEYS && base > 0 ? 16 : 0;
+        const uint32_t key_bytes = DL_USER_KEYS ? DL_USER_TILE * p.key_size : 0;
+        if (DL_USER_OFFSETS)
+            dl_bulk_expect_only(full, DL_USER_ITEM_BYTES);
+        else
+            dl_bulk_expect(full, DL_USER_ITEM_BYTES + before + key_bytes);
+        dl_bulk_copy<true>(stage, static_cast<const unsigned char *>(p.scan.in) + base * DL_USER_IN_BYTES,
+                           DL_USER_TILE * DL_USER_IN_BYTES, full);
+        if (DL_USER_IN2_BYTES)
+            dl_bulk_copy<true>(stage + DL_USER_TILE * DL_USER_IN_BYTES,
+                               static_cast<const unsigned char *>(p.in2) + base * DL_USER_IN2_BYTES,
+                               DL_USER_TILE * DL_USER_IN2_BYTES, full);
+        if (DL_USER_KEYS)
+            dl_bulk_copy<true>(stage + DL_USER_KEYS_AT - before,
+                               static_cast<const unsigned char *>(p.keys) + base * p.key_size - before,
+                               key_bytes + before, full);
+        return true;
+    }
+    __device__ uint64_t find(uint32_t tile, uint64_t after, uint32_t after_tile) const
+    {
+        return dl_warp_next_offset(p.offsets, p.num_segments + 1, p.scan.n, (uint64_t)tile * DL_USER_TILE, after,
+                                   (uint64_t)after_tile * DL_USER_TILE);
+    }
+    __device__ void operator()(int s, uint32_t tile, uint64_t first, uint64_t *full) const
+    {
+        if (threadIdx.x % 32 != 0)
+            return;
+        segment[s] = first;
+        (*this)(s, tile, full);
+        dl_mbar_arrive(full);
     }
 };
 
@@ -896,7 +895,8 @@ template <int BYTES> __host__ __device__ constexpr int dl_user_unit()
  * Along rows the aggregate needs only the items from the tile's last row start on (on the init,
  * flagged), or where no row starts in it all of them: the warp folds states, those before that
  * start as identities. A tile where a row starts publishes that value as its P at once: it
- * depends on no other tile (protocol.h, "Segments").
+ * depends on no other tile (protocol.h, "Segments"). The runs' value counts the tile's heads, and
+ * that count needs every tile before it: they publish A always, and the look-back warp their P.
  */
 template <bool LEFT_FOLD, typename SHARED>
 __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl_probe &probe, SHARED &sh,
@@ -941,6 +941,19 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
 #else
         constexpr int last = -1;
 #endif
+#if DL_USER_RUNS /* the value's count: the tile's heads, counted before lane 0 marks where its last run ends */
+        uint32_t starts = 0;
+        for (int i = lane; i < DL_USER_TILE / 32; i += 32)
+            starts += __popc(sh.stage_bitmap[s][i]);
+#pragma unroll
+        for (int d = 16; d > 0; d /= 2)
+            starts += __shfl_xor_sync(0xffffffffu, starts, d);
+        __syncwarp();
+        if (lane == 0)
+            dl_user_mark_end(p, base, count, sh.stage_bitmap[s]);
+#else
+        constexpr uint32_t starts = 1; /* the value's flag */
+#endif
         dlscan_state acc = S::identity();
         if (count == DL_USER_TILE) {
             const unsigned char *stage = stages + s * DL_USER_STAGE_BYTES;
@@ -983,18 +996,19 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
         }
         const dlscan_state folded = dl_shfl(dl_warp_inclusive_scan<dlscan_state, S>(acc), 31);
         const T aggregate =
-            last >= 0 ? dl_user_value_of(S()(dl_user_init(p), folded), 1) : dl_user_value_of(folded, 0);
+            last >= 0 ? dl_user_value_of(S()(dl_user_init(p), folded), starts) : dl_user_value_of(folded, 0);
+        const bool early = last >= 0 && !DL_USER_RUNS; /* P at once: it depends on no other tile */
         if (lane == 0) {
             const T seed = tile == 0 ? dl_user_seed(p, 0) : Op::identity();
             if (tile == 0)
                 sh.seed = seed;
-            if (last >= 0)
+            if (early)
                 dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, true, aggregate, probe);
             else
                 dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
 #if DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED)
             sh.slot_tile[q] = tile;
-            sh.slot_head[q] = last >= 0;
+            sh.slot_head[q] = early;
             sh.slot_value[q] = aggregate;
             dl_mbar_arrive(&sh.valued[q]);
 #else
@@ -1036,10 +1050,6 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const dl_probe probe(p.scan.control);
 #if DL_USER_OFFSETS
-    if (threadIdx.x < SHARED::stages) {
-        sh.stage_segment[threadIdx.x] = 0; /* the producer's first search: from offset 0, tile 0 */
-        sh.stage_tile[threadIdx.x] = 0;
-    }
     uint64_t *segment = sh.stage_segment;
 #else
     uint64_t *segment = nullptr;
@@ -1048,7 +1058,7 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
     dl_prefix_rings_init(sh, 32 * (DL_USER_WARPS + 1), 32);
     dl_grid_dependency();
     if (warp == DL_USER_WARPS) {
-        dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages, segment, sh.stage_tile});
+        dl_persistent_produce(p.scan.control, probe, sh, tiles, dl_user_fill{p, stages, segment});
     } else if (warp == DL_USER_WARPS + 1) {
         dl_user_reduce<LEFT_FOLD>(p, probe, sh, stages, tiles);
     } else if (look_back_warp && warp == DL_USER_WARPS + 2) {
@@ -1119,8 +1129,6 @@ extern "C" __global__ void __launch_bounds__(DL_USER_RING_THREADS(DL_USER_SEGMEN
 {
     dl_user_scan_ring<true>(p);
 }
-
-#endif /* !DL_USER_RUNS */
 
 #endif /* DL_USER_COLUMNS */
 

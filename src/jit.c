@@ -265,7 +265,7 @@ static void dl_disk_keep(const char *key, const void *cubin, size_t bytes)
 static size_t dl_user_ring_bytes(const struct dlscan_operator *op, int program)
 {
     const size_t stage = DL_USER_STAGE(DL_USER_VALUE(op->state_bytes, DL_USER_LIFTED(program)), op->in_bytes, op->in2_bytes,
-                                       program == DL_USER_PROGRAM_KEYS);
+                                       program == DL_USER_PROGRAM_KEYS || program == DL_USER_PROGRAM_RUNS);
     return (size_t)DL_USER_STAGES(stage) * stage;
 }
 
@@ -327,15 +327,14 @@ static double dl_now_ms(void)
 
 /* Loads a cubin into op's `program`: its kernels (four: one block per tile and persistent, each
  * with a tree and a left fold, the persistent ones let use their ring of stages; the columns' two,
- * wide and narrow; the runs' one block per tile), and a built-in's constant (operator.c) into the
+ * wide and narrow), and a built-in's constant (operator.c) into the
  * module's dlscan_constant. */
 static cudaError_t dl_jit_load(struct dlscan_operator *op, int program, const void *cubin, int device)
 {
     static const char *const scans[4] = {"dl_user_scan", "dl_user_scan_left_fold", "dl_user_scan_persistent",
                                          "dl_user_scan_persistent_left_fold"};
     static const char *const columns[4] = {"dl_user_columns", "dl_user_columns_narrow", NULL, NULL};
-    static const char *const runs[4] = {"dl_user_scan", "dl_user_scan_left_fold", NULL, NULL};
-    const char *const *names = program == DL_USER_PROGRAM_COLUMNS ? columns : program == DL_USER_PROGRAM_RUNS ? runs : scans;
+    const char *const *names = program == DL_USER_PROGRAM_COLUMNS ? columns : scans;
     cudaLibrary_t library = NULL;
     cudaKernel_t kernels[4] = {NULL, NULL, NULL, NULL};
     cudaError_t error = cudaLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0);
@@ -460,15 +459,15 @@ void dl_jit_free(struct dlscan_operator *op)
 
 /* The persistent kernel where the policy row runs them (sm_90), for more tiles than its
  * threshold and 16-byte aligned inputs (bulk copies); else one block per tile. Along rows
- * (row_length set), over offsets or by key, that program, which dl_jit_build has loaded. */
+ * (row_length set), over offsets, by key or reduce-by-key, that program, which dl_jit_build has
+ * loaded. */
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
     const int program = DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys, params->num_runs);
-    /* (the runs' program has no persistent kernel yet: bench/NOTES.md, "Reduce-by-key") */
     const int aligned = (uintptr_t)p->in % 16 == 0 && (uintptr_t)params->in2 % 16 == 0 &&
-                        (uintptr_t)params->keys % 16 == 0 && program != DL_USER_PROGRAM_RUNS;
+                        (uintptr_t)params->keys % 16 == 0;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
     const uint32_t grid = p->persistent_blocks / DL_SCAN_BLOCKS_PER_SM * DL_USER_BLOCKS_PER_SM;
     return dl_enqueue(op->kernels[program][2 * persistent + (left_fold ? 1 : 0)], params,
