@@ -10,11 +10,13 @@
  * times as fast as one: the strong rows give speedup = one GPU's dlscan_scan of the whole array /
  * the call across p, and that over 2p/3; the weak and small rows give the call's time over 1.5
  * times one GPU's dlscan_scan of one slice (the 1.5-pass bound), and over the all-gather's own
- * time (NCCL, one 8-byte value a rank). Each time is the median of `repeats` rounds; a round
- * across GPUs starts them together (a barrier of the threads) and lasts until the slowest rank's
- * stop event. Inputs are bytes of 1; integer sums are exact, so each call's total is checked
- * against the one GPU's (WRONG where it differs). Five rounds warm each measurement up; NCCL's
- * communicators are made once for each p.
+ * time (NCCL, one 8-byte value a rank). "peers" is the same call through the peer exchange
+ * (dlscan_nccl_peers_create: the ranks' totals written into each other's memory by one small
+ * kernel), "peer-gather" that exchange's all-gather alone. Each time is the median of `repeats`
+ * rounds; a round across GPUs starts them together (a barrier of the threads) and lasts until the
+ * slowest rank's stop event. Inputs are bytes of 1; integer sums are exact, so each call's total (NCCL's and the
+ * peers') is checked against the one GPU's (WRONG where it differs). Five rounds warm each
+ * measurement up; NCCL's communicators and the peers are made once for each p.
  *
  *   bench_across [--types int32,int64] [--log 30] [--weak 28] [--repeats 7] [--gpus N] [--csv FILE]
  *
@@ -39,11 +41,12 @@ typedef struct gpu {
     cudaStream_t stream;
     cudaEvent_t start, stop;
     ncclComm_t comm; /* of the current p */
+    dlscan_exchange peers; /* the peer exchange of the current p (dlscan_nccl_peers_create) */
     void *in, *out, *total, *word;
     size_t capacity; /* bytes of in and of out */
 } gpu;
 
-typedef enum what { SCAN_ACROSS, ALL_GATHER } what;
+typedef enum what { SCAN_ACROSS, ALL_GATHER, PEERS_ACROSS, PEERS_GATHER } what;
 
 typedef struct job {
     gpu *g;
@@ -72,13 +75,18 @@ static void *rank_main(void *p)
     for (int r = -5; r < j->repeats; ++r) { /* five rounds to warm up */
         pthread_barrier_wait(j->barrier);
         CUDA_CHECK(cudaEventRecord(g->start, g->stream));
-        if (j->kind == SCAN_ACROSS) {
-            const dlscan_status s = dlscan_nccl_scan(g->h, &a, g->comm, g->stream);
+        char why[256] = "";
+        if (j->kind == SCAN_ACROSS || j->kind == PEERS_ACROSS) {
+            const dlscan_status s = j->kind == SCAN_ACROSS ? dlscan_nccl_scan(g->h, &a, g->comm, g->stream)
+                                                           : dlscan_scan_across(g->h, &a, &g->peers, g->stream);
             if (s != DLSCAN_SUCCESS) {
                 fprintf(stderr, "rank %d: %s\n", j->rank, dlscan_last_error(g->h));
                 j->failed = 1;
             }
-        } else if (ncclAllGather(g->word, g->total, 8, ncclUint8, g->comm, g->stream) != ncclSuccess) {
+        } else if (j->kind == ALL_GATHER) {
+            j->failed |= ncclAllGather(g->word, g->total, 8, ncclUint8, g->comm, g->stream) != ncclSuccess;
+        } else if (g->peers.all_gather(g->peers.context, g->word, g->total, 8, 1, g->stream, why, sizeof why) != 0) {
+            fprintf(stderr, "rank %d: %s\n", j->rank, why);
             j->failed = 1;
         }
         CUDA_CHECK(cudaEventRecord(g->stop, g->stream));
@@ -120,6 +128,42 @@ static double across_us(gpu *gpus, int p, dlscan_type type, size_t n, what kind,
     for (int r = 1; r < p; ++r)
         *failed |= jobs[r].total != *total; /* every rank got the whole total */
     return 1000.0 * slowest[repeats / 2];
+}
+
+/* Each rank's peer exchange for p GPUs, made through their communicators (threads: it is a
+ * collective). */
+typedef struct peers_job {
+    gpu *g;
+    int rank;
+    dlscan_peers_t peers;
+    dlscan_status status;
+} peers_job;
+
+static void *peers_main(void *p)
+{
+    peers_job *j = p;
+    CUDA_CHECK(cudaSetDevice(j->rank));
+    j->status = dlscan_nccl_peers_create(j->g->h, j->g->comm, j->g->stream, &j->peers);
+    if (j->status != DLSCAN_SUCCESS)
+        fprintf(stderr, "rank %d: %s\n", j->rank, dlscan_last_error(j->g->h));
+    return NULL;
+}
+
+static int make_peers(gpu *gpus, int p, dlscan_peers_t *peers)
+{
+    peers_job jobs[MAX_GPUS];
+    pthread_t threads[MAX_GPUS];
+    for (int r = 0; r < p; ++r) {
+        jobs[r] = (peers_job){.g = &gpus[r], .rank = r};
+        pthread_create(&threads[r], NULL, peers_main, &jobs[r]);
+    }
+    int failed = 0;
+    for (int r = 0; r < p; ++r) {
+        pthread_join(threads[r], NULL);
+        peers[r] = jobs[r].peers;
+        failed |= jobs[r].status != DLSCAN_SUCCESS;
+    }
+    return failed;
 }
 
 /* One GPU's dlscan_scan of n items (or a copy of their bytes), alone, on GPU 0. */
@@ -215,6 +259,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc(&gpus[r].word, 8));
     }
     static ncclComm_t comms[MAX_GPUS + 1][MAX_GPUS];
+    static dlscan_peers_t peers[MAX_GPUS + 1][MAX_GPUS];
     int comms_made[MAX_GPUS + 1] = {0};
     struct cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -227,9 +272,10 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "# %d x %s; NCCL %d; medians of %d rounds; us\n"
                      "type,row,gpus,items_per_gpu,memcpy_us,one_gpu_us,across_us,bound_us,bound_over_across,"
-                     "all_gather_us,check\n",
+                     "all_gather_us,peers_us,peer_gather_us,check\n",
                 count, prop.name, NCCL_VERSION_CODE, repeats);
-    printf("type   row    p  items/GPU      memcpy   one GPU   across      bound    bound/across  all-gather  check\n");
+    printf("type   row    p  items/GPU      memcpy   one GPU   across      bound    bound/across  all-gather      peers  peer-gather"
+           "  check\n");
     for (const char *t = types; *t;) {
         const dlscan_type type = !strncmp(t, "int64", 5) ? DLSCAN_INT64 : DLSCAN_INT32;
         const size_t size = type == DLSCAN_INT32 ? 4 : 8;
@@ -257,10 +303,16 @@ int main(int argc, char **argv)
                         fprintf(stderr, "ncclCommInitAll failed\n");
                         return 1;
                     }
+                    for (int r = 0; r < p; ++r)
+                        gpus[r].comm = comms[p][r];
+                    if (make_peers(gpus, p, peers[p]) != 0)
+                        return 1;
                     comms_made[p] = 1;
                 }
-                for (int r = 0; r < p; ++r)
+                for (int r = 0; r < p; ++r) {
                     gpus[r].comm = comms[p][r];
+                    gpus[r].peers = dlscan_peers_exchange(peers[p][r]);
+                }
                 unsigned long long one_total = 0, total = 0, ignored = 0;
                 const double copy = local_us(&gpus[0], type, whole, 1, repeats, &ignored);
                 const double one = local_us(&gpus[0], type, whole, 0, repeats, &one_total);
@@ -271,6 +323,10 @@ int main(int argc, char **argv)
                 int failed = 0;
                 const double gather = p > 1 ? across_us(gpus, p, type, n, ALL_GATHER, repeats, &ignored, &failed) : 0;
                 const double across = across_us(gpus, p, type, n, SCAN_ACROSS, repeats, &total, &failed);
+                unsigned long long peers_total = 0;
+                const double peer_gather =
+                    p > 1 ? across_us(gpus, p, type, n, PEERS_GATHER, repeats, &ignored, &failed) : 0;
+                const double peers_across = across_us(gpus, p, type, n, PEERS_ACROSS, repeats, &peers_total, &failed);
                 /* the whole array's total: p slices of n items of bytes 1 */
                 unsigned long long expect = row == 0 ? one_total : 0;
                 if (row != 0) { /* p copies of one slice's total, summed in the type */
@@ -280,18 +336,19 @@ int main(int argc, char **argv)
                         expect &= 0xffffffffull;
                 }
                 if (size == 4)
-                    total &= 0xffffffffull;
+                    total &= 0xffffffffull, peers_total &= 0xffffffffull;
+                const int right = total == expect && peers_total == expect;
                 /* strong: the bound is one GPU's time x 3 / (2p) (2p/3 times as fast); weak and
                  * small: 1.5 times one GPU's scan of its slice */
                 const double bound = p == 1 ? slice_one : row == 0 ? one * 3.0 / (2.0 * p) : 1.5 * slice_one;
-                printf("%-6s %-6s %d  %10zu  %9.1f %9.1f %9.1f  %9.1f  %12.3f  %10.1f  %s\n", size == 4 ? "int32" : "int64",
-                       name, p, n, copy, one, across, bound, bound / across, gather,
-                       failed ? "FAILED" : total == expect ? "ok" : "WRONG");
+                printf("%-6s %-6s %d  %10zu  %9.1f %9.1f %9.1f  %9.1f  %12.3f  %10.1f  %9.1f  %11.1f  %s\n",
+                       size == 4 ? "int32" : "int64", name, p, n, copy, one, across, bound, bound / across, gather,
+                       peers_across, peer_gather, failed ? "FAILED" : right ? "ok" : "WRONG");
                 fflush(stdout);
                 if (csv)
-                    fprintf(csv, "%s,%s,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.3f,%.1f,%s\n", size == 4 ? "int32" : "int64", name,
-                            p, n, copy, one, across, bound, bound / across, gather,
-                            failed ? "FAILED" : total == expect ? "ok" : "WRONG");
+                    fprintf(csv, "%s,%s,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%s\n", size == 4 ? "int32" : "int64",
+                            name, p, n, copy, one, across, bound, bound / across, gather, peers_across, peer_gather,
+                            failed ? "FAILED" : right ? "ok" : "WRONG");
             }
         }
     }

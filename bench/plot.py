@@ -166,7 +166,8 @@ def plot_compact(rows):
 
 
 def plot_across(rows):
-    """bench_across.c: scans across p GPUs over NCCL, against one GPU and the 1.5-pass bound."""
+    """bench_across.c: scans across p GPUs over NCCL (and through the peer exchange), against one
+    GPU and the 1.5-pass bound."""
     types = list(dict.fromkeys(r["type"] for r in rows))
     fig, axes = plt.subplots(len(types), 3, figsize=(15, 4.2 * len(types)), squeeze=False)
     for line, t in zip(axes, types):
@@ -192,8 +193,12 @@ def plot_across(rows):
             these = [r for r in small if int(r["gpus"]) == p]
             n = [int(r["items_per_gpu"]) for r in these]
             line[2].plot(n, [float(r["across_us"]) for r in these], "o-", label=f"dlscan across {p}")
+            if "peers_us" in these[0]:  # the peer exchange's columns (since 2026-12-07)
+                line[2].plot(n, [float(r["peers_us"]) for r in these], "s-", label=f"through peers, {p}")
             if p > 1:
                 line[2].plot(n, [float(r["all_gather_us"]) for r in these], ":", label=f"all-gather, {p}")
+                if "peer_gather_us" in these[0]:
+                    line[2].plot(n, [float(r["peer_gather_us"]) for r in these], "-.", label=f"peer all-gather, {p}")
         line[2].set_xscale("log", base=2)
         line[2].set_title(f"{t}: small slices")
         line[2].set_xlabel("items a GPU")

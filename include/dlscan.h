@@ -657,6 +657,49 @@ DLSCAN_API dlscan_status dlscan_select_across(dlscan_handle_t h, const void *d_i
                                               dlscan_predicate predicate, const void *operand,
                                               const dlscan_exchange *exchange, cudaStream_t stream);
 
+/* ---- An exchange through the GPUs' memory: dlscan_peers ----
+ *
+ * The exchange of a scan across ranks whose GPUs reach each other's memory (the GPUs of one
+ * host, over NVLink or PCIe, or ranks that share one GPU): one small kernel writes the rank's
+ * value into every rank's device memory and waits for every rank's value in its own, with no
+ * communication library in between (on the GPUs of one H200 host an all-gather of one value
+ * through NCCL takes 15-27 us; bench/NOTES.md, "Scans across GPUs").
+ *
+ *   dlscan_peers_t peers;
+ *   dlscan_peers_create(h, &bootstrap, stream, &peers);  (every rank, once; bootstrap: NCCL's, say)
+ *   dlscan_exchange x = dlscan_peers_exchange(peers);
+ *   dlscan_scan_across(h, &args, &x, stream);            (every rank, as often as needed)
+ *   dlscan_peers_destroy(peers);                         (every rank, at the end)
+ *
+ * dlscan_peers_create is collective: every rank calls it on a GPU handle, with an exchange of
+ * the same ranks (dlscan_nccl_peers_create and dlscan_mpi_peers_create make one from their
+ * communicators). It allocates the rank's slots on the handle's device (64 bytes a rank),
+ * all-gathers through `bootstrap` where each rank's are (a CUDA IPC handle, the process, the
+ * host), waits for that on `stream`, and maps every rank's slots: within a process the pointer
+ * itself (enabling peer access between two devices), between processes of one host through
+ * cudaIpcOpenMemHandle. Whether every rank could is all-gathered too, so every rank succeeds or
+ * every rank fails: DLSCAN_ERROR_NOT_SUPPORTED where a rank is on another host or cannot map
+ * another's memory (scan through the bootstrap exchange itself then), DLSCAN_ERROR_EXCHANGE
+ * where `bootstrap` failed, and for a CPU handle (its ranks exchange through MPI). Creation
+ * waits for the device and cannot be captured in a graph; the calls through the exchange can.
+ *
+ * The exchange's all-gather takes values of up to 16 bytes of device memory of the handle's
+ * device. Every rank makes the same calls through it in the same order, each enqueued after
+ * the rank's previous one (on one stream, or on streams ordered by events), and, as with any
+ * collective, a rank that never makes its call leaves the others' kernels waiting. Ranks that
+ * share one GPU within one process must not grow a handle's storage while another rank's call
+ * waits (growing frees memory, which waits for the whole device): dlscan_reserve each handle
+ * for its largest slice first (dlscan_peers_create grows the scratch for the ranks' values).
+ * dlscan_peers_exchange(NULL) gives an exchange whose calls fail with DLSCAN_ERROR_EXCHANGE.
+ * dlscan_peers_destroy unmaps and frees; call it on every rank once no rank's call is still
+ * running (after cudaStreamSynchronize and a barrier of the caller's, say). NULL is ignored. */
+typedef struct dlscan_peers *dlscan_peers_t;
+
+DLSCAN_API dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *bootstrap,
+                                             cudaStream_t stream, dlscan_peers_t *peers);
+DLSCAN_API dlscan_exchange dlscan_peers_exchange(dlscan_peers_t peers);
+DLSCAN_API void dlscan_peers_destroy(dlscan_peers_t peers);
+
 /* ---- Options and diagnostics ---- */
 
 typedef enum dlscan_option {

@@ -40,6 +40,11 @@ DLSCAN_API dlscan_status dlscan_mpi_select(dlscan_handle_t h, const void *d_in, 
                                            dlscan_predicate predicate, const void *operand, MPI_Comm comm,
                                            cudaStream_t stream);
 
+/* dlscan_peers_create (dlscan.h) with the communicator as its bootstrap: every rank, once, on a
+ * GPU handle. Its exchange then gathers through the GPUs' memory, without MPI or the host. */
+DLSCAN_API dlscan_status dlscan_mpi_peers_create(dlscan_handle_t h, MPI_Comm comm, cudaStream_t stream,
+                                                 dlscan_peers_t *peers);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,6 +37,12 @@ DLSCAN_API dlscan_status dlscan_nccl_select(dlscan_handle_t h, const void *d_in,
                                             dlscan_predicate predicate, const void *operand, ncclComm_t comm,
                                             cudaStream_t stream);
 
+/* dlscan_peers_create (dlscan.h) with the communicator as its bootstrap: every rank, once. Its
+ * exchange (dlscan_peers_exchange, for dlscan_scan_across and dlscan_select_across) then gathers
+ * through the GPUs' memory in one small kernel, without NCCL. */
+DLSCAN_API dlscan_status dlscan_nccl_peers_create(dlscan_handle_t h, ncclComm_t comm, cudaStream_t stream,
+                                                  dlscan_peers_t *peers);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,22 +11,6 @@
 
 #include "internal.h"
 
-/* The exchange, before anything is enqueued. */
-static dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchange)
-{
-    if (!exchange)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange is NULL");
-    if (exchange->error)
-        return dl_fail(h, DLSCAN_ERROR_EXCHANGE, "%s", exchange->error);
-    if (exchange->ranks < 1 || exchange->rank < 0 || exchange->rank >= exchange->ranks)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
-                       "exchange->rank = %d of ranks = %d: a rank is 0 .. ranks - 1", exchange->rank,
-                       exchange->ranks);
-    if (!exchange->all_gather)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange->all_gather is NULL");
-    return DLSCAN_SUCCESS;
-}
-
 /* The all-gather of one value of `bytes` a rank at `send`, into `totals` (ranks values). */
 static dlscan_status dl_all_gather(dlscan_handle_t h, const dlscan_exchange *exchange, const void *send,
                                    void *totals, size_t bytes, cudaStream_t stream)

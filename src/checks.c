@@ -612,3 +612,18 @@ dlscan_status dl_check_compact(dlscan_handle_t h, const dl_compact_request *r, d
     }
     return dl_check_buffers(h, buffers, count);
 }
+
+dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchange)
+{
+    if (!exchange)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange is NULL");
+    if (exchange->error)
+        return dl_fail(h, DLSCAN_ERROR_EXCHANGE, "%s", exchange->error);
+    if (exchange->ranks < 1 || exchange->rank < 0 || exchange->rank >= exchange->ranks)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT,
+                       "exchange->rank = %d of ranks = %d: a rank is 0 .. ranks - 1", exchange->rank,
+                       exchange->ranks);
+    if (!exchange->all_gather)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange->all_gather is NULL");
+    return DLSCAN_SUCCESS;
+}

@@ -37,3 +37,30 @@ int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column
     (void)op, (void)params, (void)dependent_launch, (void)stream;
     return 1; /* not reached */
 }
+
+/* The peer exchange (dlscan.h, src/peers.c) needs a GPU handle, which this build cannot make. */
+dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *bootstrap, cudaStream_t stream,
+                                  dlscan_peers_t *peers)
+{
+    (void)stream;
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    if (!peers)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "dlscan_peers_create: peers is NULL");
+    *peers = NULL;
+    const dlscan_status status = dl_check_exchange(h, bootstrap);
+    return status != DLSCAN_SUCCESS ? status
+                                    : dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                                              "dlscan_peers_create takes a GPU handle, and dlscan was built without "
+                                              "CUDA (-Dgpu=disabled)");
+}
+
+dlscan_exchange dlscan_peers_exchange(dlscan_peers_t peers)
+{
+    (void)peers;
+    const dlscan_exchange none = {0, 1, NULL, NULL, "peers is NULL: make them with dlscan_peers_create"};
+    return none;
+}
+
+void dlscan_peers_destroy(dlscan_peers_t peers) { (void)peers; }

@@ -220,6 +220,9 @@ dlscan_status dl_check_predicate(dlscan_handle_t h, dlscan_predicate predicate, 
 dlscan_status dl_check_compact_type(dlscan_handle_t h, dlscan_type type);
 /* n items of `type` in tiles of `tile` items: no more than one call can scan. */
 dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type, size_t tile);
+/* A scan across ranks' exchange (dlscan_scan_across, dlscan_peers_create): not NULL, made, its
+ * rank among its ranks, an all-gather. */
+dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchange);
 /* Not NULL, and aligned to `alignment` bytes; `what` names the argument. */
 dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t alignment, const char *what);
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? */

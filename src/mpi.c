@@ -2,8 +2,8 @@
  * mpi.c: libdlscan_mpi (dlscan_mpi.h): dlscan_scan_across and dlscan_select_across over an MPI
  * communicator, whose all-gather is MPI_Allgather of the ranks' values in host memory. A GPU
  * handle's values go through the host: copied out once the work before them is done, gathered,
- * copied back (the copies on the call's stream, waited for). Built with DLSCAN_MPI_CUDA in GPU
- * builds.
+ * copied back (the copies on the call's stream, waited for); and the peer exchange made through
+ * it (dlscan_mpi_peers_create). Built with DLSCAN_MPI_CUDA in GPU builds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,11 +43,10 @@ static int dl_mpi_all_gather(void *context, const void *send, void *recv, size_t
     const MPI_Comm comm = *(const MPI_Comm *)context;
     int ranks = 0;
     MPI_Comm_size(comm, &ranks);
-    unsigned char mine[16];
-    unsigned char *all = malloc((size_t)ranks * bytes);
-    if (!all || bytes > sizeof mine) {
-        free(all);
-        snprintf(why, why_size, "host memory for %d totals of %zu bytes", ranks, bytes);
+    unsigned char *mine = malloc(bytes), *all = malloc((size_t)ranks * bytes);
+    if (!mine || !all) {
+        free(mine), free(all);
+        snprintf(why, why_size, "host memory for %d values of %zu bytes", ranks, bytes);
         return 1;
     }
     int failed = on_device ? dl_mpi_copy(mine, send, bytes, 0, stream, why, why_size) : (memcpy(mine, send, bytes), 0);
@@ -67,7 +66,7 @@ static int dl_mpi_all_gather(void *context, const void *send, void *recv, size_t
         else
             memcpy(recv, all, (size_t)ranks * bytes);
     }
-    free(all);
+    free(mine), free(all);
     return failed;
 }
 
@@ -103,4 +102,11 @@ dlscan_status dlscan_mpi_select(dlscan_handle_t h, const void *d_in, const unsig
     const dlscan_exchange exchange = dl_mpi_exchange(&comm, error, sizeof error);
     return dlscan_select_across(h, d_in, d_flags, d_out, d_num_selected, d_offset, d_total_selected, n, type,
                                 predicate, operand, &exchange, stream);
+}
+
+dlscan_status dlscan_mpi_peers_create(dlscan_handle_t h, MPI_Comm comm, cudaStream_t stream, dlscan_peers_t *peers)
+{
+    char error[200];
+    const dlscan_exchange bootstrap = dl_mpi_exchange(&comm, error, sizeof error);
+    return dlscan_peers_create(h, &bootstrap, stream, peers);
 }

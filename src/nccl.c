@@ -1,6 +1,7 @@
 /*
  * nccl.c: libdlscan_nccl (dlscan_nccl.h): dlscan_scan_across and dlscan_select_across over a
- * NCCL communicator, whose all-gather is ncclAllGather of the ranks' values on the call's stream.
+ * NCCL communicator, whose all-gather is ncclAllGather of the ranks' values on the call's stream,
+ * and the peer exchange (dlscan_peers_create) made through it.
  */
 #include <stdio.h>
 
@@ -53,4 +54,11 @@ dlscan_status dlscan_nccl_select(dlscan_handle_t h, const void *d_in, const unsi
     const dlscan_exchange exchange = dl_nccl_exchange(comm, error, sizeof error);
     return dlscan_select_across(h, d_in, d_flags, d_out, d_num_selected, d_offset, d_total_selected, n, type,
                                 predicate, operand, &exchange, stream);
+}
+
+dlscan_status dlscan_nccl_peers_create(dlscan_handle_t h, ncclComm_t comm, cudaStream_t stream, dlscan_peers_t *peers)
+{
+    char error[200];
+    const dlscan_exchange bootstrap = dl_nccl_exchange(comm, error, sizeof error);
+    return dlscan_peers_create(h, &bootstrap, stream, peers);
 }

@@ -99,12 +99,15 @@ void across_check_reduce(dlscan_handle_t h, const test_memory *m, dlscan_type in
 
 /* ---------------------------------------------------------------- ranks as threads */
 
+/* The most bytes a rank's value may have: a peer exchange's record (src/peers.c) fits. */
+#define THREAD_VALUE_BYTES 256
+
 typedef struct thread_exchange {
     pthread_barrier_t barrier;
     int ranks;
     int fail;                                  /* 1: every all-gather fails, giving a reason */
     int calls[ACROSS_MAX_RANKS];               /* all-gathers each rank made */
-    unsigned char values[ACROSS_MAX_RANKS][8]; /* each rank's value, in host memory */
+    unsigned char values[ACROSS_MAX_RANKS][THREAD_VALUE_BYTES]; /* each rank's value, in host memory */
 } thread_exchange;
 
 typedef struct rank_context {
@@ -123,14 +126,14 @@ static int thread_all_gather(void *context, const void *send, void *recv, size_t
     rank_context *r = context;
     thread_exchange *x = r->x;
     ++x->calls[r->rank];
-    if (x->fail || bytes > 8) {
+    if (x->fail || bytes > THREAD_VALUE_BYTES) {
         snprintf(why, why_size, x->fail ? "the test's exchange fails on purpose" : "%zu bytes", bytes);
         return 1;
     }
     const test_memory *m = r->memory;
     m->download(x->values[r->rank], send, bytes, m->context);
     pthread_barrier_wait(&x->barrier);
-    unsigned char all[ACROSS_MAX_RANKS * 8];
+    unsigned char all[ACROSS_MAX_RANKS * THREAD_VALUE_BYTES];
     for (int k = 0; k < x->ranks; ++k)
         memcpy(all + (size_t)k * bytes, x->values[k], bytes);
     m->upload(recv, all, (size_t)x->ranks * bytes, m->context);
@@ -172,8 +175,11 @@ static size_t slice_length(size_t tile, size_t max_slice, uint64_t *rng)
     return n < max_slice ? n : max_slice;
 }
 
+/* One scan across the ranks, each rank in a thread of its own, through `exchanges` (one a rank),
+ * or this file's thread exchange where it is NULL. */
 static void ranks_case(dlscan_handle_t *handles, const test_memory *memories, int ranks,
-                       const pair_case *base, size_t tile, size_t max_slice, uint64_t *rng)
+                       const pair_case *base, size_t tile, size_t max_slice, const dlscan_exchange *exchanges,
+                       uint64_t *rng)
 {
     const size_t in_size = test_type_size(base->in_type), size = test_type_size(base->out_type);
     size_t lengths[ACROSS_MAX_RANKS], firsts[ACROSS_MAX_RANKS], n = 0;
@@ -217,7 +223,7 @@ static void ranks_case(dlscan_handle_t *handles, const test_memory *memories, in
         a.d_init = d_init[r];
         a.d_total = d_total[r];
         jobs[r] = (rank_job){.h = handles[r], .memory = m, .args = a, .context = {&x, r, m}};
-        jobs[r].exchange = (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
+        jobs[r].exchange = exchanges ? exchanges[r] : (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
     }
     pthread_t threads[ACROSS_MAX_RANKS];
     for (int r = 0; r < ranks; ++r)
@@ -292,7 +298,7 @@ void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, i
                     .values = test_type_is_float(in_type) && k % 5 == 4 ? TEST_VALUES_MIXED_MAGNITUDE
                                                                         : TEST_VALUES_UNIFORM,
                 };
-                ranks_case(handles, memories, ranks, &c, tile, max_slice, rng);
+                ranks_case(handles, memories, ranks, &c, tile, max_slice, NULL, rng);
             }
         }
     }
@@ -329,8 +335,9 @@ static void *select_main(void *p)
     return NULL;
 }
 
-void across_check_select(dlscan_handle_t *handles, const test_memory *memories, int ranks,
-                         dlscan_type type, size_t max_slice, uint64_t *rng)
+/* Selects across the ranks through `exchanges`, or the thread exchange where it is NULL. */
+static void ranks_select(dlscan_handle_t *handles, const test_memory *memories, int ranks, dlscan_type type,
+                         size_t max_slice, const dlscan_exchange *exchanges, uint64_t *rng)
 {
     const size_t size = test_type_size(type);
     for (int by_flags = 0; by_flags < 2; ++by_flags) {
@@ -363,7 +370,8 @@ void across_check_select(dlscan_handle_t *handles, const test_memory *memories, 
                                    .d_out = alloc_poisoned(m, lengths[r] * size),
                                    .d_counts = alloc_poisoned(m, 3 * sizeof(size_t)), .n = lengths[r],
                                    .type = type, .operand = operand, .context = {&x, r, m}};
-            jobs[r].exchange = (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
+            jobs[r].exchange =
+                exchanges ? exchanges[r] : (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
             first += lengths[r];
         }
         pthread_t threads[ACROSS_MAX_RANKS];
@@ -412,6 +420,179 @@ void across_check_select(dlscan_handle_t *handles, const test_memory *memories, 
         free(input);
         free(flags);
     }
+}
+
+void across_check_select(dlscan_handle_t *handles, const test_memory *memories, int ranks,
+                         dlscan_type type, size_t max_slice, uint64_t *rng)
+{
+    ranks_select(handles, memories, ranks, type, max_slice, NULL, rng);
+}
+
+/* ---------------------------------------------------------------- the peer exchange */
+
+typedef struct peers_job {
+    dlscan_handle_t h;
+    const test_memory *memory;
+    dlscan_exchange bootstrap;
+    rank_context context;
+    dlscan_peers_t peers;
+    dlscan_status status;
+    char error[512];
+    /* a burst: `calls` scans of the rank's slice, each from its own init into its own output */
+    const void *d_in;
+    size_t n;
+    int32_t *d_outs;
+    int calls;
+} peers_job;
+
+static void *peers_create_main(void *p)
+{
+    peers_job *job = p;
+    job->status = dlscan_peers_create(job->h, &job->bootstrap, job->memory->stream, &job->peers);
+    snprintf(job->error, sizeof job->error, "%s", dlscan_last_error(job->h));
+    return NULL;
+}
+
+/* The burst: every call enqueued without waiting, so that ranks run ahead of each other. */
+static void *peers_burst_main(void *p)
+{
+    peers_job *job = p;
+    const dlscan_exchange exchange = dlscan_peers_exchange(job->peers);
+    job->status = DLSCAN_SUCCESS;
+    for (int k = 0; k < job->calls && job->status == DLSCAN_SUCCESS; ++k) {
+        const int32_t init = k * 1000;
+        dlscan_scan_args a = DLSCAN_SCAN_ARGS_INIT;
+        a.d_in = job->d_in;
+        a.d_out = job->d_outs + (size_t)k * job->n;
+        a.n = job->n;
+        a.in_type = a.out_type = DLSCAN_INT32;
+        a.exclusive = k % 2;
+        a.init = &init;
+        job->status = dlscan_scan_across(job->h, &a, &exchange, job->memory->stream);
+    }
+    snprintf(job->error, sizeof job->error, "%s", dlscan_last_error(job->h));
+    if (job->status == DLSCAN_SUCCESS)
+        job->memory->wait(job->memory->context);
+    return NULL;
+}
+
+static void run_peers_jobs(peers_job *jobs, int ranks, void *(*main)(void *))
+{
+    pthread_t threads[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r)
+        CHECK(pthread_create(&threads[r], NULL, main, &jobs[r]) == 0, "starting rank %d", r);
+    for (int r = 0; r < ranks; ++r)
+        pthread_join(threads[r], NULL);
+}
+
+void across_check_peers(dlscan_handle_t *handles, const test_memory *memories, int ranks, size_t max_slice,
+                        uint64_t *rng)
+{
+    CHECK(ranks >= 1 && ranks <= ACROSS_MAX_RANKS, "ranks = %d", ranks);
+    thread_exchange x = {.ranks = ranks};
+    CHECK(pthread_barrier_init(&x.barrier, NULL, (unsigned)ranks) == 0, "barrier");
+    peers_job jobs[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r) {
+        jobs[r] = (peers_job){.h = handles[r], .memory = &memories[r], .context = {&x, r, &memories[r]}};
+        jobs[r].bootstrap = (dlscan_exchange){r, ranks, thread_all_gather, &jobs[r].context, NULL};
+    }
+    run_peers_jobs(jobs, ranks, peers_create_main);
+    const int cpu = strcmp(dlscan_backend_name(handles[0]), "cpu") == 0;
+    for (int r = 0; r < ranks; ++r) {
+        if (cpu) {
+            EXPECT(jobs[r].status == DLSCAN_ERROR_NOT_SUPPORTED && !jobs[r].peers && jobs[r].error[0],
+                   "peers on a CPU handle: rank %d got %s", r, dlscan_status_string(jobs[r].status));
+            continue;
+        }
+        CHECK(jobs[r].status == DLSCAN_SUCCESS, "peers across %d ranks: rank %d: %s (%s)", ranks, r,
+              dlscan_status_string(jobs[r].status), jobs[r].error);
+    }
+    EXPECT(x.calls[0] == (cpu ? 0 : 2), "peers' creation made %d all-gathers through its bootstrap, want %d",
+           x.calls[0], cpu ? 0 : 2);
+    if (cpu) {
+        pthread_barrier_destroy(&x.barrier);
+        return;
+    }
+    /* These ranks share one GPU: a handle that grew its storage during a call would free memory,
+     * which waits for the whole device, and so for the all-gather of a rank that waits for this
+     * one. Every handle grows first (dlscan.h). */
+    for (int r = 0; r < ranks; ++r)
+        CHECK_OK(handles[r], dlscan_reserve(handles[r], 8 * max_slice + 65536, DLSCAN_INT64));
+    dlscan_exchange exchanges[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r)
+        exchanges[r] = dlscan_peers_exchange(jobs[r].peers);
+
+    /* The exact cases, then selects, each through the peers. */
+    for (int i = 0; i < ACROSS_EXACT_CASE_COUNT; ++i) {
+        const across_case *e = &across_exact_cases[i];
+        const pair_case c = {
+            .in_type = e->in_type,
+            .out_type = e->out_type,
+            .op = e->op,
+            .exclusive = e->exclusive,
+            .init = e->with_init ? (test_init)(1 + i % 2) : TEST_INIT_NONE,
+            .with_total = i % 2,
+            .values = TEST_VALUES_UNIFORM,
+        };
+        size_t tile = 0;
+        CHECK_OK(handles[0], dlscan_tile_items(handles[0], c.out_type, &tile));
+        ranks_case(handles, memories, ranks, &c, tile, max_slice, exchanges, rng);
+    }
+    ranks_select(handles, memories, ranks, DLSCAN_INT32, max_slice, exchanges, rng);
+    ranks_select(handles, memories, ranks, DLSCAN_UINT64, max_slice, exchanges, rng);
+
+    /* A burst of calls, each rank enqueueing all of its own before it waits. */
+    enum { CALLS = 40 };
+    size_t lengths[ACROSS_MAX_RANKS], n = 0;
+    int32_t *input[ACROSS_MAX_RANKS];
+    for (int r = 0; r < ranks; ++r) {
+        const test_memory *m = &memories[r];
+        lengths[r] = slice_length(4096, max_slice < 20000 ? max_slice : 20000, rng);
+        input[r] = malloc(lengths[r] * sizeof(int32_t) + 1);
+        CHECK(input[r], "host memory");
+        for (size_t i = 0; i < lengths[r]; ++i)
+            input[r][i] = (int32_t)(test_random(rng) % 2001) - 1000;
+        jobs[r].n = lengths[r];
+        jobs[r].calls = CALLS;
+        jobs[r].d_in = m->alloc(lengths[r] * sizeof(int32_t) + 1, m->context);
+        jobs[r].d_outs = alloc_poisoned(m, CALLS * lengths[r] * sizeof(int32_t));
+        m->upload((void *)jobs[r].d_in, input[r], lengths[r] * sizeof(int32_t), m->context);
+        n += lengths[r];
+    }
+    run_peers_jobs(jobs, ranks, peers_burst_main);
+    int64_t before = 0; /* the items of the ranks before, summed */
+    for (int r = 0; r < ranks; ++r) {
+        const test_memory *m = &memories[r];
+        CHECK(jobs[r].status == DLSCAN_SUCCESS, "a burst across %d peers: rank %d: %s (%s)", ranks, r,
+              dlscan_status_string(jobs[r].status), jobs[r].error);
+        int32_t *got = malloc(CALLS * lengths[r] * sizeof(int32_t) + GUARD);
+        CHECK(got, "host memory");
+        m->download(got, jobs[r].d_outs, CALLS * lengths[r] * sizeof(int32_t) + GUARD, m->context);
+        size_t wrong = 0;
+        for (int k = 0; k < CALLS; ++k) {
+            int64_t sum = before + k * 1000;
+            for (size_t i = 0; i < lengths[r]; ++i) {
+                if (k % 2 == 0)
+                    sum += input[r][i];
+                wrong += got[(size_t)k * lengths[r] + i] != (int32_t)sum;
+                if (k % 2 == 1)
+                    sum += input[r][i];
+            }
+        }
+        EXPECT(wrong == 0, "a burst of %d calls across %d peers (%zu items in all): rank %d has %zu wrong items",
+               CALLS, ranks, n, r, wrong);
+        EXPECT(poisoned((unsigned char *)got + CALLS * lengths[r] * sizeof(int32_t), GUARD),
+               "a burst across peers: rank %d wrote past its outputs", r);
+        for (size_t i = 0; i < lengths[r]; ++i)
+            before += input[r][i];
+        free(got);
+        free(input[r]);
+        m->release((void *)jobs[r].d_in, m->context);
+        m->release(jobs[r].d_outs, m->context);
+    }
+    for (int r = 0; r < ranks; ++r)
+        dlscan_peers_destroy(jobs[r].peers);
+    pthread_barrier_destroy(&x.barrier);
 }
 
 /* ---------------------------------------------------------------- refusals */
@@ -533,6 +714,19 @@ void across_check_bad_input(dlscan_handle_t h, const test_memory *m, void *forei
     expect_refused(h, dlscan_select_across(h, d_in, NULL, d_out, d_counts, (size_t *)d_out, NULL, N,
                                            DLSCAN_INT32, (dlscan_predicate)40, &zero, &good, m->stream),
                    DLSCAN_ERROR_INVALID_ARGUMENT, "select across, no such predicate");
+    /* dlscan_peers_create: refused before anything is made or exchanged */
+    dlscan_peers_t peers = NULL;
+    expect_refused(h, dlscan_peers_create(h, &good, m->stream, NULL), DLSCAN_ERROR_INVALID_ARGUMENT, "peers, NULL");
+    expect_refused(h, dlscan_peers_create(h, NULL, m->stream, &peers), DLSCAN_ERROR_INVALID_ARGUMENT,
+                   "peers, bootstrap NULL");
+    bad = good;
+    bad.rank = 5;
+    expect_refused(h, dlscan_peers_create(h, &bad, m->stream, &peers), DLSCAN_ERROR_INVALID_ARGUMENT,
+                   "peers, rank 5 of 2");
+    EXPECT(peers == NULL, "a refused dlscan_peers_create gave peers");
+    const dlscan_exchange no_peers = dlscan_peers_exchange(NULL);
+    expect_refused(h, dlscan_scan_across(h, &a, &no_peers, m->stream), DLSCAN_ERROR_EXCHANGE, "across, peers NULL");
+    dlscan_peers_destroy(NULL);
     EXPECT(x.calls[0] == 0, "a refused scan across ranks made %d exchanges", x.calls[0]);
     /* An exchange that fails. */
     x.fail = 1;
@@ -561,6 +755,39 @@ void across_check_bad_input(dlscan_handle_t h, const test_memory *m, void *forei
         ok &= scanned[i] == 7 + i * (i - 1) / 2;
     EXPECT(ok && value == 7 + N * (N - 1) / 2, "one rank's scan after the refusals is wrong");
     EXPECT(x.calls[0] == 1, "one rank made %d exchanges, want none", x.calls[0] - 1);
+
+    /* Peers whose bootstrap fails (a GPU handle) or that a CPU handle cannot make, then peers of
+     * one rank, through which a scan is the plain one. */
+    const int cpu = strcmp(dlscan_backend_name(h), "cpu") == 0;
+    x.fail = 1;
+    expect_refused(h, dlscan_peers_create(h, &good, m->stream, &peers),
+                   cpu ? DLSCAN_ERROR_NOT_SUPPORTED : DLSCAN_ERROR_EXCHANGE, "peers, the bootstrap fails");
+    EXPECT(peers == NULL, "a failed dlscan_peers_create gave peers");
+    thread_exchange one = {.ranks = 1};
+    CHECK(pthread_barrier_init(&one.barrier, NULL, 1) == 0, "barrier");
+    rank_context one_context = {&one, 0, m};
+    const dlscan_exchange one_rank = {0, 1, thread_all_gather, &one_context, NULL};
+    const dlscan_status made = dlscan_peers_create(h, &one_rank, m->stream, &peers);
+    if (cpu) {
+        expect_refused(h, made, DLSCAN_ERROR_NOT_SUPPORTED, "peers on a CPU handle");
+    } else {
+        CHECK(made == DLSCAN_SUCCESS, "peers of one rank: %s (%s)", dlscan_status_string(made), dlscan_last_error(h));
+        const dlscan_exchange through = dlscan_peers_exchange(peers);
+        char why[200] = "";
+        EXPECT(through.all_gather(through.context, d_in, d_out, 17, 1, m->stream, why, sizeof why) != 0 && why[0],
+               "the peer exchange took a value of 17 bytes");
+        a.exclusive = 0;
+        CHECK_OK(h, dlscan_scan_across(h, &a, &through, m->stream));
+        m->wait(m->context);
+        m->download(scanned, d_out, sizeof scanned, m->context);
+        ok = 1;
+        for (int i = 0; i < N; ++i)
+            ok &= scanned[i] == 7 + i * (i + 1) / 2;
+        EXPECT(ok, "a scan through peers of one rank is wrong");
+        dlscan_peers_destroy(peers);
+    }
+    EXPECT(one.calls[0] == (cpu ? 0 : 2), "peers of one rank made %d all-gathers, want %d", one.calls[0], cpu ? 0 : 2);
+    pthread_barrier_destroy(&one.barrier);
     m->release(d_in, m->context);
     m->release(d_out, m->context);
     m->release(d_total, m->context);

@@ -56,10 +56,20 @@ void across_check_scans(dlscan_handle_t *handles, const test_memory *memories, i
 void across_check_select(dlscan_handle_t *handles, const test_memory *memories, int ranks,
                          dlscan_type type, size_t max_slice, uint64_t *rng);
 
+/* The peer exchange (dlscan_peers_create), made by `ranks` ranks through this file's exchange:
+ * on CPU handles refused (DLSCAN_ERROR_NOT_SUPPORTED, nothing exchanged); on GPU handles the
+ * exact cases (across_exact_cases) and selects of int32 and uint64 through it, then a burst of
+ * calls that each rank enqueues before it waits (int32 sums, inclusive and exclusive, each from
+ * its own init into its own output: a rank runs ahead of the others), each checked against the
+ * reference; then the peers are destroyed. */
+void across_check_peers(dlscan_handle_t *handles, const test_memory *memories, int ranks, size_t max_slice,
+                        uint64_t *rng);
+
 /* What dlscan_reduce and dlscan_scan_across refuse, each with its status and a message, nothing
  * written, and (for a scan across ranks) no exchange made: a NULL exchange or all_gather, a rank
  * out of range, segments and an axis, a bad d_in; and an all-gather that fails
- * (DLSCAN_ERROR_EXCHANGE, with its reason in the message). `foreign` is memory of the other
+ * (DLSCAN_ERROR_EXCHANGE, with its reason in the message); dlscan_peers_create's refusals, and
+ * peers of one rank (a GPU handle). `foreign` is memory of the other
  * kind, or NULL. */
 void across_check_bad_input(dlscan_handle_t h, const test_memory *memory, void *foreign);
 

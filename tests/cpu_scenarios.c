@@ -481,4 +481,15 @@ void cpu_across_refusals(void)
     dlscan_handle_t h = cpu_handle(2);
     across_check_bad_input(h, &host_memory, NULL);
     dlscan_destroy(h);
+    /* The peer exchange needs GPU handles: every rank's creation refused, nothing exchanged. */
+    uint64_t rng = test_seed();
+    dlscan_handle_t handles[3];
+    test_memory memories[3];
+    for (int r = 0; r < 3; ++r) {
+        handles[r] = cpu_handle(1);
+        memories[r] = host_memory;
+    }
+    across_check_peers(handles, memories, 3, 1000, &rng);
+    for (int r = 0; r < 3; ++r)
+        dlscan_destroy(handles[r]);
 }

@@ -49,7 +49,9 @@ test_memory gpu_memory_on(cudaStream_t stream)
     return m;
 }
 
-void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t *rng)
+/* `ranks` handles of the current device, each with a stream and memory functions of its own: the
+ * across checks of in_type, or (peers) the peer exchange's. */
+static void on_ranks(int ranks, int peers, dlscan_type in_type, size_t max_slice, uint64_t *rng)
 {
     dlscan_handle_t handles[ACROSS_MAX_RANKS];
     cudaStream_t streams[ACROSS_MAX_RANKS];
@@ -60,12 +62,26 @@ void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t
         memories[r] = gpu_memory_on(streams[r]);
         memories[r].context = &memories[r];
     }
-    across_check_scans(handles, memories, ranks, in_type, max_slice, rng);
-    if (test_type_size(in_type) >= 4) /* compaction's types */
-        across_check_select(handles, memories, ranks, in_type, max_slice, rng);
+    if (peers) {
+        across_check_peers(handles, memories, ranks, max_slice, rng);
+    } else {
+        across_check_scans(handles, memories, ranks, in_type, max_slice, rng);
+        if (test_type_size(in_type) >= 4) /* compaction's types */
+            across_check_select(handles, memories, ranks, in_type, max_slice, rng);
+    }
     for (int r = 0; r < ranks; ++r) {
         CUDA_OK(cudaStreamSynchronize(streams[r]));
         CUDA_OK(cudaStreamDestroy(streams[r]));
         dlscan_destroy(handles[r]);
     }
+}
+
+void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t *rng)
+{
+    on_ranks(ranks, 0, in_type, max_slice, rng);
+}
+
+void gpu_across_peers(int ranks, size_t max_slice, uint64_t *rng)
+{
+    on_ranks(ranks, 1, DLSCAN_INT32, max_slice, rng);
 }

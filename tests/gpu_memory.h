@@ -26,6 +26,10 @@ test_memory gpu_memory_on(cudaStream_t stream);
  * process as ranks). */
 void gpu_across_ranks(int ranks, dlscan_type in_type, size_t max_slice, uint64_t *rng);
 
+/* across_check_peers on `ranks` such handles: the peer exchange between threads of this process
+ * on one GPU (each rank's slots mapped by their pointer). */
+void gpu_across_peers(int ranks, size_t max_slice, uint64_t *rng);
+
 #define WITH_MEMORY(m, stream)                                                                    \
     test_memory m = gpu_memory_on(stream);                                                        \
     m.context = &m

@@ -859,6 +859,19 @@ ParameterizedTest(dlscan_type *in_type, gpu, across_ranks_every_pair, .timeout =
     gpu_across_ranks(3, *in_type, test_max_n(1u << 18), &rng);
 }
 
+/* The peer exchange (dlscan_peers_create) between 2 and 3 ranks on this GPU: the exact cases,
+ * selects, and a burst of calls enqueued before any rank waits. */
+Test(gpu, across_peers, .timeout = 240)
+{
+    uint64_t rng = test_seed();
+    dlscan_handle_t probe = NULL;
+    if (dlscan_create(&probe) == DLSCAN_ERROR_NO_DEVICE)
+        cr_skip_test("no CUDA device here: the gpu suite needs one");
+    dlscan_destroy(probe);
+    gpu_across_peers(2, test_max_n(1u << 18), &rng);
+    gpu_across_peers(3, test_max_n(1u << 18), &rng);
+}
+
 Test(gpu, across_bad_input_is_refused_and_writes_nothing, .timeout = 120)
 {
     GPU_TEST_BEGIN(h, m, stream, rng);

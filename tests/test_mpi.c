@@ -6,7 +6,9 @@
  * whole input on a CPU handle here: bit for bit, as every case's sums are exact (integers, and
  * floats that are multiples of 1/256: scan_check.h's UNIFORM values) and min and max are exact.
  * The slices have random lengths, empty ones among them; every rank sets d_total, which must be
- * the whole input's total. Then a select across the ranks (dlscan_mpi_select) by flags. Then the refusals: MPI_COMM_NULL. Prints TAP from rank 0; exits
+ * the whole input's total. Then a select across the ranks (dlscan_mpi_select) by flags; on GPU
+ * handles, the same cases through the peer exchange (dlscan_mpi_peers_create). Then the
+ * refusals: MPI_COMM_NULL. Prints TAP from rank 0; exits
  * non-zero on every rank if any failed.
  */
 #include <stdio.h>
@@ -33,8 +35,10 @@ static int failures;
         }                                                                                         \
     } while (0)
 
-/* One case on handle h (device memory where `device`): every rank its slice; 0 where it passed. */
-static void run_case(dlscan_handle_t h, int device, const across_case *c, uint64_t seed, int rank, int ranks)
+/* One case on handle h (device memory where `device`): every rank its slice, across the ranks
+ * by dlscan_mpi_scan, or through `through` (the peer exchange) where it is not NULL. */
+static void run_case(dlscan_handle_t h, int device, const across_case *c, const dlscan_exchange *through,
+                     uint64_t seed, int rank, int ranks)
 {
     uint64_t rng = seed;
     const size_t in_size = test_type_size(c->in_type), size = test_type_size(c->out_type);
@@ -87,7 +91,8 @@ static void run_case(dlscan_handle_t h, int device, const across_case *c, uint64
     a.d_out = out;
     a.n = lengths[rank];
     a.d_total = total;
-    const dlscan_status status = dlscan_mpi_scan(h, &a, MPI_COMM_WORLD, NULL);
+    const dlscan_status status =
+        through ? dlscan_scan_across(h, &a, through, NULL) : dlscan_mpi_scan(h, &a, MPI_COMM_WORLD, NULL);
     EXPECT_RANK(status == DLSCAN_SUCCESS, "%s items into %s, %s: %s (%s)", test_type_name(c->in_type),
                 test_type_name(c->out_type), device ? "gpu" : "cpu", dlscan_status_string(status),
                 dlscan_last_error(h));
@@ -160,6 +165,41 @@ static void run_select(dlscan_handle_t h, int device, uint64_t seed, int rank, i
     free(items), free(got), free(want), free(flags);
 }
 
+/* The exact cases through the peer exchange (dlscan_mpi_peers_create: CUDA IPC between these
+ * processes), on GPU handles; skipped, with the reason, where the ranks cannot map each other's
+ * memory. Returns the step. */
+static int run_peers(dlscan_handle_t h, uint64_t seed, int rank, int ranks, int step)
+{
+    dlscan_peers_t peers = NULL;
+    const dlscan_status made = dlscan_mpi_peers_create(h, MPI_COMM_WORLD, NULL, &peers);
+    int have = made == DLSCAN_SUCCESS, everywhere = 0;
+    MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    EXPECT_RANK(have == everywhere, "dlscan_mpi_peers_create succeeded on some ranks only: %s", dlscan_last_error(h));
+    ++step;
+    if (!everywhere) {
+        if (rank == 0)
+            printf("ok %d - the peer exchange # SKIP %s\n", step, dlscan_last_error(h));
+        dlscan_peers_destroy(peers);
+        return step;
+    }
+    const int before = failures;
+    const dlscan_exchange through = dlscan_peers_exchange(peers);
+    for (int round = 0; round < 2; ++round)
+        for (int i = 0; i < ACROSS_EXACT_CASE_COUNT; ++i)
+            run_case(h, 1, &across_exact_cases[i], &through, seed + (uint64_t)(round * 100 + i), rank, ranks);
+#ifdef DLSCAN_MPI_CUDA
+    cudaDeviceSynchronize();
+#endif
+    MPI_Barrier(MPI_COMM_WORLD);
+    dlscan_peers_destroy(peers);
+    int mine = failures - before, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s %d - %d ranks through the peer exchange, %d cases twice\n", all ? "not ok" : "ok", step, ranks,
+               ACROSS_EXACT_CASE_COUNT);
+    return step;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -171,7 +211,7 @@ int main(int argc, char **argv)
     MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     const int count = ACROSS_EXACT_CASE_COUNT;
     if (rank == 0)
-        printf("TAP version 13\n1..3\n");
+        printf("TAP version 13\n1..4\n");
 
     int step = 0;
     for (int device = 0; device <= 1; ++device) {
@@ -188,18 +228,23 @@ int main(int argc, char **argv)
         if (!everywhere) {
             if (rank == 0)
                 printf("ok %d - %s handles # SKIP no GPU on every rank\n", step, device ? "GPU" : "CPU");
+            if (device && rank == 0)
+                printf("ok %d - the peer exchange # SKIP no GPU on every rank\n", step + 1);
+            step += device;
             dlscan_destroy(h);
             continue;
         }
         const int before = failures;
         for (int i = 0; i < count; ++i)
-            run_case(h, device, &across_exact_cases[i], seed + (uint64_t)i, rank, ranks);
+            run_case(h, device, &across_exact_cases[i], NULL, seed + (uint64_t)i, rank, ranks);
         run_select(h, device, seed + 99, rank, ranks);
         int mine = failures - before, all = 0;
         MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0)
             printf("%s %d - %d ranks on %s handles, %d cases and a select\n", all ? "not ok" : "ok", step, ranks,
                    device ? "GPU" : "CPU", count);
+        if (device)
+            step = run_peers(h, seed + 1000, rank, ranks, step);
         dlscan_destroy(h);
     }
 

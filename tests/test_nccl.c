@@ -6,8 +6,9 @@
  * for bit with one dlscan_scan of the whole input on a CPU handle: the sums are exact (integers,
  * and floats that are multiples of 1/256), min and max are exact. Then one case of 2^26 items a
  * GPU, one captured in a CUDA graph on every rank and replayed twice, selects across the ranks
- * (dlscan_nccl_select: counts and offsets), and the refusals: a NULL communicator, a CPU
- * handle. Prints TAP; skips without a GPU.
+ * (dlscan_nccl_select: counts and offsets), the refusals (a NULL communicator, a CPU handle),
+ * and the cases again through the peer exchange (dlscan_nccl_peers_create), a graph among them.
+ * Prints TAP; skips without a GPU.
  */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -34,6 +35,7 @@ typedef struct rank_job {
     uint64_t init, want_total;
     size_t n;
     int graph;               /* 1: capture the call in a graph and replay it twice */
+    const dlscan_exchange *through; /* the peer exchange, or NULL: NCCL's */
     int failed;
     char why[600];
 } rank_job;
@@ -64,14 +66,16 @@ static void *rank_main(void *p)
     a.exclusive = c->exclusive;
     a.init = c->with_init ? &job->init : NULL;
     a.d_total = d_total;
-    dlscan_status status = dlscan_nccl_scan(job->h, &a, job->comm, job->stream);
+    dlscan_status status = job->through ? dlscan_scan_across(job->h, &a, job->through, job->stream)
+                                        : dlscan_nccl_scan(job->h, &a, job->comm, job->stream);
     int replays = 0;
     if (status == DLSCAN_SUCCESS && job->graph) { /* the storage is grown: capture the same call */
         cudaStreamSynchronize(job->stream);
         cudaGraph_t graph;
         cudaGraphExec_t exec;
         cudaStreamBeginCapture(job->stream, cudaStreamCaptureModeThreadLocal);
-        status = dlscan_nccl_scan(job->h, &a, job->comm, job->stream);
+        status = job->through ? dlscan_scan_across(job->h, &a, job->through, job->stream)
+                              : dlscan_nccl_scan(job->h, &a, job->comm, job->stream);
         const cudaError_t captured = cudaStreamEndCapture(job->stream, &graph);
         if (status == DLSCAN_SUCCESS && captured == cudaSuccess &&
             cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
@@ -109,9 +113,11 @@ static void *rank_main(void *p)
     return NULL;
 }
 
-/* One case on every rank; returns the failures. */
+/* One case on every rank, through NCCL or through `throughs` (each rank's peer exchange); returns
+ * the failures. */
 static int run_case(int ranks, dlscan_handle_t *handles, cudaStream_t *streams, ncclComm_t *comms,
-                    const across_case *c, size_t max_slice, int graph, uint64_t *rng)
+                    const dlscan_exchange *throughs, const across_case *c, size_t max_slice, int graph,
+                    uint64_t *rng)
 {
     const size_t in_size = test_type_size(c->in_type), size = test_type_size(c->out_type);
     size_t lengths[MAX_RANKS], firsts[MAX_RANKS], n = 0;
@@ -145,7 +151,8 @@ static int run_case(int ranks, dlscan_handle_t *handles, cudaStream_t *streams, 
     for (int r = 0; r < ranks; ++r) {
         jobs[r] = (rank_job){.rank = r, .h = handles[r], .stream = streams[r], .comm = comms[r], .c = c,
                              .in = input + firsts[r] * in_size, .want = want + firsts[r] * size, .init = init,
-                             .want_total = want_total, .n = lengths[r], .graph = graph};
+                             .want_total = want_total, .n = lengths[r], .graph = graph,
+                             .through = throughs ? &throughs[r] : NULL};
         pthread_create(&threads[r], NULL, rank_main, &jobs[r]);
     }
     int failures = status != DLSCAN_SUCCESS;
@@ -231,6 +238,63 @@ static int run_select(int ranks, dlscan_handle_t *handles, cudaStream_t *streams
     return failures;
 }
 
+/* Each rank's peer exchange, made through its communicator (dlscan_nccl_peers_create). */
+typedef struct peers_job {
+    int rank;
+    dlscan_handle_t h;
+    cudaStream_t stream;
+    ncclComm_t comm;
+    dlscan_peers_t peers;
+    dlscan_status status;
+    char why[512];
+} peers_job;
+
+static void *peers_main(void *p)
+{
+    peers_job *job = p;
+    cudaSetDevice(job->rank);
+    job->status = dlscan_nccl_peers_create(job->h, job->comm, job->stream, &job->peers);
+    snprintf(job->why, sizeof job->why, "%s", dlscan_last_error(job->h));
+    return NULL;
+}
+
+/* The exact cases, a large one and a graph through the peer exchange; returns the failures. */
+static int run_peers(int ranks, dlscan_handle_t *handles, cudaStream_t *streams, ncclComm_t *comms, uint64_t *rng)
+{
+    peers_job jobs[MAX_RANKS];
+    pthread_t threads[MAX_RANKS];
+    for (int r = 0; r < ranks; ++r) {
+        jobs[r] = (peers_job){.rank = r, .h = handles[r], .stream = streams[r], .comm = comms[r]};
+        pthread_create(&threads[r], NULL, peers_main, &jobs[r]);
+    }
+    int failures = 0;
+    dlscan_exchange throughs[MAX_RANKS];
+    for (int r = 0; r < ranks; ++r) {
+        pthread_join(threads[r], NULL);
+        if (jobs[r].status != DLSCAN_SUCCESS) {
+            fprintf(stderr, "# dlscan_nccl_peers_create: rank %d: %s (%s)\n", r, dlscan_status_string(jobs[r].status),
+                    jobs[r].why);
+            ++failures;
+        }
+        throughs[r] = dlscan_peers_exchange(jobs[r].peers);
+    }
+    if (failures == 0) {
+        for (int i = 0; i < ACROSS_EXACT_CASE_COUNT; ++i)
+            for (int k = 0; k < 2; ++k)
+                failures += run_case(ranks, handles, streams, comms, throughs, &across_exact_cases[i],
+                                     k == 0 ? 5 : 70000, 0, rng);
+        failures += run_case(ranks, handles, streams, comms, throughs, &across_exact_cases[1], 1u << 24, 0, rng);
+        failures += run_case(ranks, handles, streams, comms, throughs, &across_exact_cases[0], 100000, 1, rng);
+    }
+    for (int r = 0; r < ranks; ++r) {
+        cudaSetDevice(r);
+        cudaStreamSynchronize(streams[r]);
+    }
+    for (int r = 0; r < ranks; ++r)
+        dlscan_peers_destroy(jobs[r].peers);
+    return failures;
+}
+
 int main(void)
 {
     int devices = 0;
@@ -257,18 +321,18 @@ int main(void)
     }
     uint64_t rng = test_seed();
     const int count = ACROSS_EXACT_CASE_COUNT;
-    printf("TAP version 13\n1..5\n# %d ranks (GPUs)\n", ranks);
+    printf("TAP version 13\n1..6\n# %d ranks (GPUs)\n", ranks);
     int failures = 0, all = 0;
     for (int i = 0; i < count; ++i)
         for (int k = 0; k < 3; ++k)
-            failures += run_case(ranks, handles, streams, comms, &across_exact_cases[i], k == 0 ? 5 : k == 1 ? 70000 : 1u << 21, 0, &rng);
+            failures += run_case(ranks, handles, streams, comms, NULL, &across_exact_cases[i], k == 0 ? 5 : k == 1 ? 70000 : 1u << 21, 0, &rng);
     printf("%s 1 - every case, slices of random lengths up to 2^21\n", failures ? "not ok" : "ok");
     all += failures;
-    failures = run_case(ranks, handles, streams, comms, &across_exact_cases[1], 1u << 26, 0, &rng);
+    failures = run_case(ranks, handles, streams, comms, NULL, &across_exact_cases[1], 1u << 26, 0, &rng);
     printf("%s 2 - int64 sums, slices up to 2^26\n", failures ? "not ok" : "ok");
     all += failures;
-    failures = run_case(ranks, handles, streams, comms, &across_exact_cases[0], 100000, 1, &rng) +
-               run_case(ranks, handles, streams, comms, &across_exact_cases[5], 100000, 1, &rng);
+    failures = run_case(ranks, handles, streams, comms, NULL, &across_exact_cases[0], 100000, 1, &rng) +
+               run_case(ranks, handles, streams, comms, NULL, &across_exact_cases[5], 100000, 1, &rng);
     printf("%s 3 - captured in a graph and replayed\n", failures ? "not ok" : "ok");
     all += failures;
     failures = 0;
@@ -300,6 +364,9 @@ int main(void)
     failures += back[4] != -1 || back[7] != -1;
     cudaFree(d_io);
     printf("%s 5 - a NULL communicator and a CPU handle are refused, nothing written\n", failures ? "not ok" : "ok");
+    all += failures;
+    failures = run_peers(ranks, handles, streams, comms, &rng);
+    printf("%s 6 - the peer exchange: every case, 2^24 items a rank, a graph\n", failures ? "not ok" : "ok");
     all += failures;
     for (int r = 0; r < ranks; ++r) {
         cudaSetDevice(r);
