@@ -36,14 +36,12 @@ typedef struct dl_gpu_state {
 
 static dl_gpu_state *dl_gpu(dlscan_handle_t h) { return (dl_gpu_state *)h->backend_state; }
 
-/* Reports a failed CUDA call (and clears the runtime's last error, if it is not sticky). */
-static dlscan_status dl_cuda_fail(dlscan_handle_t h, cudaError_t error, const char *what)
+dlscan_status dl_cuda_fail(dlscan_handle_t h, int error, const char *what)
 {
     (void)cudaGetLastError();
-    return dl_fail(h,
-                   error == cudaErrorMemoryAllocation ? DLSCAN_ERROR_OUT_OF_MEMORY
-                                                      : DLSCAN_ERROR_CUDA,
-                   "%s failed: %s (%s)", what, cudaGetErrorName(error), cudaGetErrorString(error));
+    const cudaError_t e = (cudaError_t)error;
+    return dl_fail(h, e == cudaErrorMemoryAllocation ? DLSCAN_ERROR_OUT_OF_MEMORY : DLSCAN_ERROR_CUDA,
+                   "%s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 /* The build's subset, as meson.build words it: "meson option only_types = [int32]" (unset: the

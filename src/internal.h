@@ -142,6 +142,10 @@ struct dlscan_handle {
     char last_error[512];
 };
 
+/* GPU builds (gpu_backend.c): reports a failed CUDA call, `error` a cudaError_t (and clears the
+ * runtime's last error, if it is not sticky): DLSCAN_ERROR_OUT_OF_MEMORY or DLSCAN_ERROR_CUDA. */
+dlscan_status dl_cuda_fail(dlscan_handle_t h, int error, const char *what);
+
 /* Records a formatted message as h's last error and returns `status`. */
 dlscan_status dl_fail(dlscan_handle_t h, dlscan_status status, const char *format, ...)
 #ifdef __GNUC__

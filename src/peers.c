@@ -58,36 +58,24 @@ static void dl_host_id(char *id, size_t size)
         snprintf(id, size, "unknown host");
 }
 
-static dlscan_status dl_peers_cuda_fail(dlscan_handle_t h, cudaError_t error, const char *what)
+/* An all-gather through `bootstrap` of `bytes` a rank, from and into host memory, through `d`
+ * (the handle's scratch, of ranks + 1 values: the exchange of a GPU handle gathers device
+ * memory), waited for. */
+static dlscan_status dl_peers_gather(dlscan_handle_t h, const dlscan_exchange *bootstrap, unsigned char *d,
+                                     const void *mine, void *all, size_t bytes, cudaStream_t stream)
 {
-    (void)cudaGetLastError();
-    return dl_fail(h, error == cudaErrorMemoryAllocation ? DLSCAN_ERROR_OUT_OF_MEMORY : DLSCAN_ERROR_CUDA,
-                   "dlscan_peers_create: %s failed: %s (%s)", what, cudaGetErrorName(error),
-                   cudaGetErrorString(error));
-}
-
-/* An all-gather through `bootstrap` of `bytes` a rank, from and into host memory, through
- * device memory (the exchange of a GPU handle gathers device memory), waited for. */
-static dlscan_status dl_peers_gather(dlscan_handle_t h, const dlscan_exchange *bootstrap, const void *mine,
-                                     void *all, size_t bytes, cudaStream_t stream)
-{
-    const size_t ranks = (size_t)bootstrap->ranks;
-    unsigned char *d = NULL;
-    cudaError_t error = cudaMalloc((void **)&d, bytes * (ranks + 1));
-    if (error != cudaSuccess)
-        return dl_peers_cuda_fail(h, error, "cudaMalloc");
-    dlscan_status status = DLSCAN_SUCCESS;
+    cudaError_t error;
     char why[256] = "";
     if ((error = cudaMemcpyAsync(d, mine, bytes, cudaMemcpyHostToDevice, stream)) != cudaSuccess)
-        status = dl_peers_cuda_fail(h, error, "cudaMemcpyAsync");
-    else if (bootstrap->all_gather(bootstrap->context, d, d + bytes, bytes, 1, stream, why, sizeof why) != 0)
-        status = dl_fail(h, DLSCAN_ERROR_EXCHANGE, "dlscan_peers_create: the bootstrap exchange's all-gather failed: %s",
-                         why[0] ? why : "(it gave no reason)");
-    else if ((error = cudaMemcpyAsync(all, d + bytes, bytes * ranks, cudaMemcpyDeviceToHost, stream)) != cudaSuccess ||
-             (error = cudaStreamSynchronize(stream)) != cudaSuccess)
-        status = dl_peers_cuda_fail(h, error, "copying the ranks' records");
-    cudaFree(d);
-    return status;
+        return dl_cuda_fail(h, error, "dlscan_peers_create: cudaMemcpyAsync");
+    if (bootstrap->all_gather(bootstrap->context, d, d + bytes, bytes, 1, stream, why, sizeof why) != 0)
+        return dl_fail(h, DLSCAN_ERROR_EXCHANGE, "dlscan_peers_create: the bootstrap exchange's all-gather failed: %s",
+                       why[0] ? why : "(it gave no reason)");
+    if ((error = cudaMemcpyAsync(all, d + bytes, bytes * (size_t)bootstrap->ranks, cudaMemcpyDeviceToHost, stream)) !=
+            cudaSuccess ||
+        (error = cudaStreamSynchronize(stream)) != cudaSuccess)
+        return dl_cuda_fail(h, error, "dlscan_peers_create: copying the ranks' records");
+    return DLSCAN_SUCCESS;
 }
 
 void dlscan_peers_destroy(dlscan_peers_t peers)
@@ -197,7 +185,7 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
         error = cudaMalloc((void **)&p->own, slots + 8 + table);
     if (error != cudaSuccess) {
         free(records), free(failed), dlscan_peers_destroy(p);
-        return dl_peers_cuda_fail(h, error, "allocating the rank's slots");
+        return dl_cuda_fail(h, error, "dlscan_peers_create: allocating the rank's slots");
     }
     /* on the handle's device (the current one) */
     if ((status = h->backend->check_range(h, p->own, slots + 8 + table, "the peers' slots")) != DLSCAN_SUCCESS) {
@@ -207,15 +195,17 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
     if ((error = cudaMemsetAsync(p->own, 0, slots + 8 + table, stream)) != cudaSuccess ||
         (error = cudaStreamSynchronize(stream)) != cudaSuccess) {
         free(records), free(failed), dlscan_peers_destroy(p);
-        return dl_peers_cuda_fail(h, error, "zeroing the rank's slots");
+        return dl_cuda_fail(h, error, "dlscan_peers_create: zeroing the rank's slots");
     }
     p->calls = (unsigned long long *)((char *)p->own + slots);
     p->table = (dl_peer_slot **)((char *)p->own + slots + 8);
-    /* The handle's scratch for a call's values (across.c), grown now and not during a call: a
-     * growth frees memory, which waits for the device. */
-    void *scratch = NULL;
-    if ((status = h->backend->scratch(h, DL_PEER_VALUE_BYTES * (1 + 2 * (size_t)ranks), stream, &scratch)) !=
-        DLSCAN_SUCCESS) {
+    /* The handle's scratch, for the records' gathers here and a call's values (across.c), grown
+     * now and not during a call: a growth frees memory, which waits for the device. */
+    const size_t values = DL_PEER_VALUE_BYTES * (1 + 2 * (size_t)ranks),
+                 records_bytes = sizeof(dl_peer_record) * (1 + (size_t)ranks);
+    unsigned char *scratch = NULL;
+    if ((status = h->backend->scratch(h, values > records_bytes ? values : records_bytes, stream,
+                                      (void **)&scratch)) != DLSCAN_SUCCESS) {
         free(records), free(failed), dlscan_peers_destroy(p);
         return status;
     }
@@ -229,7 +219,7 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
     mine.process = dl_process_token();
     mine.device = p->device;
     dl_host_id(mine.host, sizeof mine.host);
-    status = dl_peers_gather(h, bootstrap, &mine, records, sizeof mine, stream);
+    status = dl_peers_gather(h, bootstrap, scratch, &mine, records, sizeof mine, stream);
     char why[200] = "";
     int32_t mine_failed = 0;
     for (int k = 0; status == DLSCAN_SUCCESS && k < ranks && !mine_failed; ++k)
@@ -237,7 +227,7 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
             mine_failed = k + 1;
     p->mapped[p->rank] = p->own;
     if (status == DLSCAN_SUCCESS)
-        status = dl_peers_gather(h, bootstrap, &mine_failed, failed, sizeof mine_failed, stream);
+        status = dl_peers_gather(h, bootstrap, scratch, &mine_failed, failed, sizeof mine_failed, stream);
     for (int k = 0; status == DLSCAN_SUCCESS && k < ranks; ++k)
         if (failed[k])
             status = k == p->rank ? dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
@@ -249,7 +239,7 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
     if (status == DLSCAN_SUCCESS &&
         ((error = cudaMemcpyAsync(p->table, p->mapped, table, cudaMemcpyHostToDevice, stream)) != cudaSuccess ||
          (error = cudaStreamSynchronize(stream)) != cudaSuccess))
-        status = dl_peers_cuda_fail(h, error, "copying the table of slots");
+        status = dl_cuda_fail(h, error, "dlscan_peers_create: copying the table of slots");
     free(records);
     free(failed);
     if (status != DLSCAN_SUCCESS) {
