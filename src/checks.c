@@ -627,3 +627,18 @@ dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchan
         return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "exchange->all_gather is NULL");
     return DLSCAN_SUCCESS;
 }
+
+dlscan_status dl_check_peers(dlscan_handle_t h, const dlscan_exchange *bootstrap, dlscan_peers_t *peers)
+{
+    if (!peers)
+        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "dlscan_peers_create: peers is NULL");
+    *peers = NULL;
+    const dlscan_status status = dl_check_exchange(h, bootstrap);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (!h->backend->device_memory)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
+                       "dlscan_peers_create takes a GPU handle: the ranks of CPU handles exchange through MPI "
+                       "(dlscan_mpi.h)");
+    return DLSCAN_SUCCESS;
+}

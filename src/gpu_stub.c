@@ -38,7 +38,8 @@ int dl_jit_launch_columns(const struct dlscan_operator *op, const dl_user_column
     return 1; /* not reached */
 }
 
-/* The peer exchange (dlscan.h, src/peers.c) needs a GPU handle, which this build cannot make. */
+/* The peer exchange (dlscan.h, src/peers.c) needs a GPU handle, which this build cannot make:
+ * the checks refuse every handle it has. */
 dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *bootstrap, cudaStream_t stream,
                                   dlscan_peers_t *peers)
 {
@@ -46,14 +47,9 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
-    if (!peers)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "dlscan_peers_create: peers is NULL");
-    *peers = NULL;
-    const dlscan_status status = dl_check_exchange(h, bootstrap);
+    const dlscan_status status = dl_check_peers(h, bootstrap, peers);
     return status != DLSCAN_SUCCESS ? status
-                                    : dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                                              "dlscan_peers_create takes a GPU handle, and dlscan was built without "
-                                              "CUDA (-Dgpu=disabled)");
+                                    : dl_fail(h, DLSCAN_ERROR_NO_DEVICE, "dlscan was built without CUDA (-Dgpu=disabled)");
 }
 
 dlscan_exchange dlscan_peers_exchange(dlscan_peers_t peers)

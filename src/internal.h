@@ -227,6 +227,8 @@ dlscan_status dl_check_count(dlscan_handle_t h, size_t n, dlscan_type type, size
 /* A scan across ranks' exchange (dlscan_scan_across, dlscan_peers_create): not NULL, made, its
  * rank among its ranks, an all-gather. */
 dlscan_status dl_check_exchange(dlscan_handle_t h, const dlscan_exchange *exchange);
+/* dlscan_peers_create's arguments: *peers (set to NULL), the bootstrap exchange, a GPU handle. */
+dlscan_status dl_check_peers(dlscan_handle_t h, const dlscan_exchange *bootstrap, dlscan_peers_t *peers);
 /* Not NULL, and aligned to `alignment` bytes; `what` names the argument. */
 dlscan_status dl_check_pointer(dlscan_handle_t h, const void *p, size_t alignment, const char *what);
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? */

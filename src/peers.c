@@ -150,16 +150,9 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
     if (!h)
         return DLSCAN_ERROR_INVALID_HANDLE;
     h->last_error[0] = '\0';
-    if (!peers)
-        return dl_fail(h, DLSCAN_ERROR_INVALID_ARGUMENT, "dlscan_peers_create: peers is NULL");
-    *peers = NULL;
-    dlscan_status status = dl_check_exchange(h, bootstrap);
+    dlscan_status status = dl_check_peers(h, bootstrap, peers);
     if (status != DLSCAN_SUCCESS)
         return status;
-    if (!h->backend->device_memory)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED,
-                       "dlscan_peers_create takes a GPU handle: the ranks of CPU handles exchange through MPI "
-                       "(dlscan_mpi.h)");
     if (bootstrap->ranks > DL_PEERS_THREADS)
         return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_peers_create: %d ranks, at most %d", bootstrap->ranks,
                        DL_PEERS_THREADS);
