@@ -687,9 +687,11 @@ DLSCAN_API dlscan_status dlscan_select_across(dlscan_handle_t h, const void *d_i
  * device. Every rank makes the same calls through it in the same order, each enqueued after
  * the rank's previous one (on one stream, or on streams ordered by events), and, as with any
  * collective, a rank that never makes its call leaves the others' kernels waiting. Ranks that
- * share one GPU within one process must not grow a handle's storage while another rank's call
- * waits (growing frees memory, which waits for the whole device): dlscan_reserve each handle
- * for its largest slice first (dlscan_peers_create grows the scratch for the ranks' values).
+ * share one GPU within one process must not wait for the whole device while another rank's call
+ * waits, or neither goes on: a handle that grows its storage frees memory, and a kernel's first
+ * load in the process (CUDA's lazy loading) may wait for the device. So dlscan_reserve each
+ * handle for its largest slice first (dlscan_peers_create grows the scratch for the ranks'
+ * values), and load the kernels at the start: CUDA_MODULE_LOADING=EAGER in the environment.
  * dlscan_peers_exchange(NULL) gives an exchange whose calls fail with DLSCAN_ERROR_EXCHANGE.
  * dlscan_peers_destroy unmaps and frees; call it on every rank once no rank's call is still
  * running (after cudaStreamSynchronize and a barrier of the caller's, say). NULL is ignored. */

@@ -860,9 +860,13 @@ ParameterizedTest(dlscan_type *in_type, gpu, across_ranks_every_pair, .timeout =
 }
 
 /* The peer exchange (dlscan_peers_create) between 2 and 3 ranks on this GPU: the exact cases,
- * selects, and a burst of calls enqueued before any rank waits. */
+ * selects, and a burst of calls enqueued before any rank waits. The ranks are threads of this
+ * process, so its kernels are loaded before the first (CUDA_MODULE_LOADING=EAGER, as dlscan.h
+ * asks): a kernel's first load may wait for the device, where another rank's exchange waits for
+ * this rank. */
 Test(gpu, across_peers, .timeout = 240)
 {
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1); /* before this test's process first calls CUDA */
     uint64_t rng = test_seed();
     dlscan_handle_t probe = NULL;
     if (dlscan_create(&probe) == DLSCAN_ERROR_NO_DEVICE)
