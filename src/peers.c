@@ -144,52 +144,26 @@ static int dl_peers_map(dlscan_peers_t p, int k, const dl_peer_record *mine, con
     return 0;
 }
 
-dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *bootstrap, cudaStream_t stream,
-                                  dlscan_peers_t *peers)
+/* dlscan_peers_create's work on p (its rank, ranks and host arrays made): the slots, the records'
+ * gathers, the mapping, the table. `records` and `failed` hold `ranks` entries each. */
+static dlscan_status dl_peers_make(dlscan_handle_t h, const dlscan_exchange *bootstrap, cudaStream_t stream,
+                                   dlscan_peers_t p, dl_peer_record *records, int32_t *failed)
 {
-    if (!h)
-        return DLSCAN_ERROR_INVALID_HANDLE;
-    h->last_error[0] = '\0';
-    dlscan_status status = dl_check_peers(h, bootstrap, peers);
-    if (status != DLSCAN_SUCCESS)
-        return status;
-    if (bootstrap->ranks > DL_PEERS_THREADS)
-        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_peers_create: %d ranks, at most %d", bootstrap->ranks,
-                       DL_PEERS_THREADS);
-    const int ranks = bootstrap->ranks;
-    dlscan_peers_t p = calloc(1, sizeof *p);
-    if (!p)
-        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "dlscan_peers_create: host memory");
-    p->rank = bootstrap->rank;
-    p->ranks = ranks;
-    p->mapped = calloc((size_t)ranks, sizeof *p->mapped);
-    p->opened = calloc((size_t)ranks, 1);
-    dl_peer_record *records = calloc((size_t)ranks, sizeof *records);
-    int32_t *failed = calloc((size_t)ranks, sizeof *failed);
-    if (!p->mapped || !p->opened || !records || !failed) {
-        free(records), free(failed), dlscan_peers_destroy(p);
-        return dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "dlscan_peers_create: host memory");
-    }
-
+    const int ranks = p->ranks;
     /* The slots, the count of calls and the table, zeroed before any rank can write them. */
     const size_t slots = 2 * (size_t)ranks * sizeof(dl_peer_slot), table = (size_t)ranks * sizeof(dl_peer_slot *);
     cudaError_t error = cudaGetDevice(&p->device);
     if (error == cudaSuccess)
         error = cudaMalloc((void **)&p->own, slots + 8 + table);
-    if (error != cudaSuccess) {
-        free(records), free(failed), dlscan_peers_destroy(p);
+    if (error != cudaSuccess)
         return dl_cuda_fail(h, error, "dlscan_peers_create: allocating the rank's slots");
-    }
     /* on the handle's device (the current one) */
-    if ((status = h->backend->check_range(h, p->own, slots + 8 + table, "the peers' slots")) != DLSCAN_SUCCESS) {
-        free(records), free(failed), dlscan_peers_destroy(p);
+    dlscan_status status = h->backend->check_range(h, p->own, slots + 8 + table, "the peers' slots");
+    if (status != DLSCAN_SUCCESS)
         return status;
-    }
     if ((error = cudaMemsetAsync(p->own, 0, slots + 8 + table, stream)) != cudaSuccess ||
-        (error = cudaStreamSynchronize(stream)) != cudaSuccess) {
-        free(records), free(failed), dlscan_peers_destroy(p);
+        (error = cudaStreamSynchronize(stream)) != cudaSuccess)
         return dl_cuda_fail(h, error, "dlscan_peers_create: zeroing the rank's slots");
-    }
     p->calls = (unsigned long long *)((char *)p->own + slots);
     p->table = (dl_peer_slot **)((char *)p->own + slots + 8);
     /* The handle's scratch, for the records' gathers here and a call's values (across.c), grown
@@ -198,10 +172,8 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
                  records_bytes = sizeof(dl_peer_record) * (1 + (size_t)ranks);
     unsigned char *scratch = NULL;
     if ((status = h->backend->scratch(h, values > records_bytes ? values : records_bytes, stream,
-                                      (void **)&scratch)) != DLSCAN_SUCCESS) {
-        free(records), free(failed), dlscan_peers_destroy(p);
+                                      (void **)&scratch)) != DLSCAN_SUCCESS)
         return status;
-    }
 
     /* Every rank's record; each maps the others; every rank learns who could not. */
     dl_peer_record mine;
@@ -233,6 +205,34 @@ dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *boot
         ((error = cudaMemcpyAsync(p->table, p->mapped, table, cudaMemcpyHostToDevice, stream)) != cudaSuccess ||
          (error = cudaStreamSynchronize(stream)) != cudaSuccess))
         status = dl_cuda_fail(h, error, "dlscan_peers_create: copying the table of slots");
+    return status;
+}
+
+dlscan_status dlscan_peers_create(dlscan_handle_t h, const dlscan_exchange *bootstrap, cudaStream_t stream,
+                                  dlscan_peers_t *peers)
+{
+    if (!h)
+        return DLSCAN_ERROR_INVALID_HANDLE;
+    h->last_error[0] = '\0';
+    dlscan_status status = dl_check_peers(h, bootstrap, peers);
+    if (status != DLSCAN_SUCCESS)
+        return status;
+    if (bootstrap->ranks > DL_PEERS_THREADS)
+        return dl_fail(h, DLSCAN_ERROR_NOT_SUPPORTED, "dlscan_peers_create: %d ranks, at most %d", bootstrap->ranks,
+                       DL_PEERS_THREADS);
+    const int ranks = bootstrap->ranks;
+    dlscan_peers_t p = calloc(1, sizeof *p);
+    dl_peer_record *records = calloc((size_t)ranks, sizeof *records);
+    int32_t *failed = calloc((size_t)ranks, sizeof *failed);
+    if (p) {
+        p->rank = bootstrap->rank;
+        p->ranks = ranks;
+        p->mapped = calloc((size_t)ranks, sizeof *p->mapped);
+        p->opened = calloc((size_t)ranks, 1);
+    }
+    status = p && p->mapped && p->opened && records && failed
+                 ? dl_peers_make(h, bootstrap, stream, p, records, failed)
+                 : dl_fail(h, DLSCAN_ERROR_OUT_OF_MEMORY, "dlscan_peers_create: host memory");
     free(records);
     free(failed);
     if (status != DLSCAN_SUCCESS) {
