@@ -39,9 +39,10 @@ typedef struct dl_scan_params {
     uint32_t persistent_from;    /* a persistent kernel runs for more tiles than this */
     int dependent_launch;        /* 1: launch as a programmatic dependent of the stream's
                                     previous kernel (tile.cuh, dl_grid_dependency) */
-    /* Long rows (a scan along an axis of stride 1, scan_kernel.cu's chains): n / row_length
-     * scans of row_length items, each row its own chain of row_tiles tiles, from the seed; init
-     * and total unused. row_length 0: one scan of n items. */
+    /* Long rows (a scan along an axis of stride 1, scan_kernel.cu's chains, and a user operator's
+     * one scan: DL_USER_ROW_CHAINS): n / row_length scans of row_length items, each row its own
+     * chain of row_tiles tiles, from the seed; init and total unused. row_length 0: one scan of n
+     * items (a user operator's rows' program sets it with row_tiles 0). */
     uint64_t row_length;
     uint32_t row_tiles;
     void *totals;                /* each row's total (n / row_length values), or NULL */
@@ -84,6 +85,12 @@ typedef struct dl_user_params {
      : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
      : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
                                         : DL_USER_PROGRAM_ONE)
+/* Rows whose length is a multiple of the one scan's tile (its state's DL_USER_ITEMS a thread) take
+ * the one scan's program, each row a chain of whole tiles (user_kernel.cuh, dl_user_link; its
+ * params' scan.row_tiles set), not the lifted operator of the rows' program. */
+#define DL_USER_CHAIN_TILE(state_bytes) (DL_USER_THREADS * DL_USER_ITEMS(state_bytes))
+#define DL_USER_ROW_CHAINS(axis_length, axis_stride, state_bytes)                                  \
+    ((axis_length) && (axis_stride) == 1 && (axis_length) % DL_USER_CHAIN_TILE(state_bytes) == 0)
 #define DL_USER_LIFTED(program)                                                                    \
     ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS ||                  \
      (program) == DL_USER_PROGRAM_KEYS || (program) == DL_USER_PROGRAM_RUNS)

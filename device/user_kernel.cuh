@@ -29,6 +29,13 @@
  * aggregate needs only the items from its last row start on, and a tile where a row starts
  * publishes it as its P at once (protocol.h, "Segments").
  *
+ * Rows whose length is a multiple of the one scan's tile (launch.h, DL_USER_ROW_CHAINS) take the
+ * one scan's program instead (p.scan.row_tiles set): each row a chain of its own tiles, as the
+ * built-in long rows (scan_kernel.cu), the state alone, no flag: tile t is link t % row_tiles of
+ * its row's chain, whose descriptors begin at the row's first tile's (dl_user_link), a row's
+ * first tile starts from the seed and publishes its P at once, and the last item of a row's last
+ * tile leaves the row's total.
+ *
  * Offsets (DL_USER_PROGRAM_OFFSETS; segment k the items p.offsets[k] .. p.offsets[k + 1] - 1): the
  * same, with a tile's heads marked in a bitmap by one warp (offsets.cuh: a search for the tile's
  * first offset, then the offsets from there), the reducer's in the persistent kernel (which the
@@ -696,12 +703,21 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
                 if (first + e + 1 == n)
                     dl_user_put(p.scan.total, dl_user_state_of(Op()(before, v[r][e])));
         }
+#if DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_ONE
+        /* rows of whole tiles: the row's total where its last item is, its last tile's last */
+        if (p.scan.row_tiles && p.scan.totals && first + E == base + DL_USER_TILE &&
+            (base / DL_USER_TILE + 1) % p.scan.row_tiles == 0)
+            dl_user_put(static_cast<unsigned char *>(p.scan.totals) +
+                            base / DL_USER_TILE / p.scan.row_tiles * DL_USER_STATE_BYTES,
+                        dl_user_state_of(Op()(before, v[r][E - 1])));
+#endif
 #endif /* DL_USER_RUNS */
     }
 }
 
-/* The scan's seed: the host's init (or the identity), or for tile 0 the one at p.scan.init.
- * Along rows the identity: each row's first item holds the init. */
+/* The scan's seed: the host's init (or the identity), or for tile 0 the one at p.scan.init (along
+ * rows of whole tiles, every row's first tile's). Along rows of the lifted operator the identity:
+ * each row's first item holds the init. */
 __device__ __forceinline__ dl_user_value dl_user_seed(const dl_user_params &p, uint32_t tile)
 {
 #if DL_USER_SEGMENTED
@@ -713,6 +729,24 @@ __device__ __forceinline__ dl_user_value dl_user_seed(const dl_user_params &p, u
         seed = dl_user_get(p.scan.init);
     return seed;
 #endif
+}
+
+/* A tile's place in its chain: along rows of whole tiles (p.scan.row_tiles), its link in its row's
+ * chain and the chain's descriptors; else the tile itself and all of them. */
+struct dl_user_link {
+    uint32_t link;
+    dl_word *descriptors;
+};
+
+__device__ __forceinline__ dl_user_link dl_user_link_of(const dl_user_params &p, uint32_t tile)
+{
+#if DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_ONE
+    if (p.scan.row_tiles) {
+        const uint32_t link = tile % p.scan.row_tiles;
+        return {link, p.scan.descriptors + (uint64_t)(tile - link) * dl_pieces<dl_user_value>::words};
+    }
+#endif
+    return {tile, p.scan.descriptors};
 }
 
 /* ---------------------------------------------------------------- one block per tile */
@@ -749,12 +783,13 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     dl_user_value v[DL_USER_ROWS][DL_USER_VEC];
     dl_user_load_rows(p, base, nullptr, heads, v);
     /* (tile 0 reads a device init before it publishes anything: before any tile's total) */
-    const dl_user_value seed = threadIdx.x < 32 ? dl_user_seed(p, tile) : dl_user_op::identity();
+    const dl_user_link at = dl_user_link_of(p, tile);
+    const dl_user_value seed = threadIdx.x < 32 && at.link == 0 ? dl_user_seed(p, tile) : dl_user_op::identity();
     dl_user_value row_prefix[DL_USER_ROWS];
     const dl_user_value warp_total = dl_user_local(v, row_prefix, sh.scratch[threadIdx.x / 32]);
     /* the block's warps, then warp 0 publishes the aggregate, looks back and publishes P */
     const dl_user_value running = dl_tile_warp_prefix<dl_user_value, dl_user_op, LEFT_FOLD, DL_USER_WARPS, false>(
-        sh, warp_total, tile, epoch, seed, p.scan.descriptors, probe, false, dl_user_op::identity());
+        sh, warp_total, at.link, epoch, seed, at.descriptors, probe, false, dl_user_op::identity());
     uint64_t lo, hi;
     dl_user_stored(p, &lo, &hi);
     dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);
@@ -999,13 +1034,14 @@ __device__ __forceinline__ void dl_user_reduce(const dl_user_params &p, const dl
             last >= 0 ? dl_user_value_of(S()(dl_user_init(p), folded), starts) : dl_user_value_of(folded, 0);
         const bool early = last >= 0 && !DL_USER_RUNS; /* P at once: it depends on no other tile */
         if (lane == 0) {
-            const T seed = tile == 0 ? dl_user_seed(p, 0) : Op::identity();
+            const dl_user_link at = dl_user_link_of(p, tile);
+            const T seed = at.link == 0 ? dl_user_seed(p, tile) : Op::identity();
             if (tile == 0)
                 sh.seed = seed;
             if (early)
                 dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, true, aggregate, probe);
             else
-                dl_publish_aggregate<T, Op>(p.scan.descriptors, tile, sh.epoch, seed, aggregate, probe);
+                dl_publish_aggregate<T, Op>(at.descriptors, at.link, sh.epoch, seed, aggregate, probe);
 #if DL_USER_LOOK_BACK_WARP(DL_USER_SEGMENTED)
             sh.slot_tile[q] = tile;
             sh.slot_head[q] = early;
@@ -1105,9 +1141,11 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
             } else {
                 /* (the persistent tree fold's windows are the built-in persistent scan's, one slot a lane) */
                 constexpr int slots = LEFT_FOLD ? DL_SLOTS_PER_LANE : DL_PERSISTENT_SLOTS_PER_LANE;
-                const T seed = tile == 0 ? dl_user_header(sh.seed) : Op::identity();
+                /* (a row's first tile but tile 0 starts from the host's init: a device init is tile 0's) */
+                const dl_user_link at = dl_user_link_of(p, tile);
+                const T seed = at.link != 0 ? Op::identity() : tile == 0 ? dl_user_header(sh.seed) : dl_user_seed(p, tile);
                 running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, true, slots>(
-                    sh, warp_total, tile, sh.epoch, seed, p.scan.descriptors, probe, true,
+                    sh, warp_total, at.link, sh.epoch, seed, at.descriptors, probe, true,
                     dl_user_header(sh.stage_aggregate[s]));
             }
             dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);

@@ -370,6 +370,12 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         user.scan.row_length = rows ? r->axis_length : 0; /* (its programs of segments: dl_scan_reserve) */
         user.row_inverse = rows ? 1.0 / (double)r->axis_length : 0.0;
         user.scan.totals = r->totals;
+        if (DL_USER_ROW_CHAINS(r->axis_length, r->axis_stride, r->custom->state_bytes)) {
+            /* rows of whole tiles of the one scan, a chain each: fewer tiles and descriptors
+             * than the rows' program the call reserved for */
+            user.scan.row_tiles = (uint32_t)(r->axis_length / DL_USER_CHAIN_TILE(r->custom->state_bytes));
+            user.scan.tiles = (uint32_t)(r->n / DL_USER_CHAIN_TILE(r->custom->state_bytes));
+        }
         memcpy(user.seed, r->init_state, sizeof user.seed);
         error = dl_jit_launch(r->custom, &user, h->deterministic, s->policy->dependent_launch, r->stream);
     } else if (!r->out) { /* a reduction: chunks of whole scan tiles, at most the row's grid */

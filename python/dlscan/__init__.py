@@ -37,7 +37,9 @@ Python callables for NumPy arrays, NumPy dtypes for its state and items.
 
 group= scans one array spread over the ranks of an mpi4py communicator (NumPy arrays, or CUDA
 arrays through the host) or of a torch.distributed process group (CUDA tensors over its NCCL):
-each rank passes its slice and gets its slice of one scan of them all, in rank order.
+each rank passes its slice and gets its slice of one scan of them all, in rank order. A group's
+first call on a GPU maps its ranks' GPU memory through it (dlscan_peers_create, where they share
+a host), and its later calls exchange through that memory, not through the group.
 
 Handles are kept per thread and device, created on first use. A failed call raises
 dlscan.Error with the library's message: dlscan.ArgumentError (also a ValueError),

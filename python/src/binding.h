@@ -165,14 +165,16 @@ int dlpy_axis(PyObject *axis, int ndim, const char *func, int *d);
 void dlpy_axis_shape(const dlpy_array *in, int d, size_t *length, size_t *stride);
 
 /* group= (scan.c): an mpi4py communicator or a torch.distributed process group as a
- * dlscan_exchange whose context is *g (which must outlive the call). Returns 0, or -1 with a
- * Python error set. */
+ * dlscan_exchange whose context is *g (which must outlive the call); a torch.distributed group's
+ * on a GPU handle h is the peer exchange (dlscan_peers_create), made on the group's first call
+ * on the device (on `stream`) and kept. Returns 0, or -1 with a Python error set. */
 typedef struct dlpy_group {
     PyObject *group;
     int ranks;
     int device_memory; /* 1: the group gathers device memory (torch.distributed) */
 } dlpy_group;
-int dlpy_group_exchange(PyObject *group, dlpy_group *g, dlscan_exchange *exchange);
+int dlpy_group_exchange(PyObject *group, dlscan_handle_t h, cudaStream_t stream, dlpy_group *g,
+                        dlscan_exchange *exchange);
 
 /* Sets DLSCAN_OPTION_DETERMINISTIC where it differs from the handle's value. */
 int dlpy_set_deterministic(dlscan_handle_t h, int deterministic, const char *func);

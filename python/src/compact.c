@@ -177,7 +177,7 @@ PyObject *dlpy_select(PyObject *self, PyObject *args, PyObject *kwargs)
     dlscan_status status;
     dlpy_group g;
     dlscan_exchange exchange;
-    if (group != Py_None && dlpy_group_exchange(group, &g, &exchange) < 0)
+    if (group != Py_None && dlpy_group_exchange(group, h, (cudaStream_t)place.handle, &g, &exchange) < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS
     if (group != Py_None)

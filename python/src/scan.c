@@ -230,7 +230,46 @@ static int dlpy_group_all_gather(void *context, const void *send, void *recv, si
     return failed;
 }
 
-int dlpy_group_exchange(PyObject *group, dlpy_group *g, dlscan_exchange *exchange)
+#ifdef DLPY_GPU
+/* A torch.distributed group's calls on a GPU handle go through the peer exchange
+ * (dlscan_peers_create): made on the group's first call on a device, with the group's own
+ * all-gather as its bootstrap (every rank makes that call), and kept for the process in
+ * dlpy_peers, {(group, device): capsule}. Where the ranks cannot map each other's memory (other
+ * hosts) the entry is None and every call gathers through the group. */
+static PyObject *dlpy_peers;
+
+static int dlpy_group_peers(dlscan_handle_t h, cudaStream_t stream, const dlpy_group *g, dlscan_exchange *exchange)
+{
+    int device = 0;
+    if (!g->device_memory || g->ranks < 2 || strcmp(dlscan_backend_name(h), "gpu") != 0 ||
+        cudaGetDevice(&device) != cudaSuccess)
+        return 0;
+    if (!dlpy_peers && !(dlpy_peers = PyDict_New()))
+        return -1;
+    PyObject *key = Py_BuildValue("(Oi)", g->group, device);
+    if (!key)
+        return -1;
+    PyObject *found = PyDict_GetItemWithError(dlpy_peers, key); /* borrowed */
+    if (!found && !PyErr_Occurred()) {
+        dlscan_peers_t peers = NULL;
+        PyObject *made = dlscan_peers_create(h, exchange, stream, &peers) == DLSCAN_SUCCESS
+                             ? PyCapsule_New(peers, "dlscan.peers", NULL)
+                             : Py_NewRef(Py_None);
+        if (made && PyDict_SetItem(dlpy_peers, key, made) == 0)
+            found = made;
+        Py_XDECREF(made); /* the dict holds it */
+    }
+    Py_DECREF(key);
+    if (!found)
+        return -1;
+    if (found != Py_None)
+        *exchange = dlscan_peers_exchange(PyCapsule_GetPointer(found, "dlscan.peers"));
+    return 0;
+}
+#endif
+
+int dlpy_group_exchange(PyObject *group, dlscan_handle_t h, cudaStream_t stream, dlpy_group *g,
+                        dlscan_exchange *exchange)
 {
     PyObject *ranks = PyObject_CallFunction(dlpy_group_ranks_helper, "O", group);
     int rank = 0;
@@ -240,7 +279,12 @@ int dlpy_group_exchange(PyObject *group, dlpy_group *g, dlscan_exchange *exchang
     if (!parsed)
         return -1;
     *exchange = (dlscan_exchange){rank, g->ranks, dlpy_group_all_gather, g, NULL};
+#ifdef DLPY_GPU
+    return dlpy_group_peers(h, stream, g, exchange);
+#else
+    (void)h, (void)stream;
     return 0;
+#endif
 }
 
 static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const char *func,
@@ -383,7 +427,7 @@ static PyObject *dlpy_scan(PyObject *args, PyObject *kwargs, dlscan_op op, const
     if (group != Py_None) { /* across the group's ranks */
         dlpy_group g;
         dlscan_exchange exchange;
-        if (dlpy_group_exchange(group, &g, &exchange) < 0)
+        if (dlpy_group_exchange(group, h, (cudaStream_t)place.handle, &g, &exchange) < 0)
             goto done;
         Py_BEGIN_ALLOW_THREADS
         status = dlscan_scan_across(h, &a, &exchange, (cudaStream_t)place.handle);
