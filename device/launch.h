@@ -57,6 +57,8 @@ typedef struct dl_user_params {
     const void *in2;        /* n items of the operator's in2_bytes, or NULL */
     uint32_t seed[8];       /* the seed state's words (its state_bytes / 4 first ones) */
     double row_inverse;     /* rows: 1 / scan.row_length (rows.cuh) */
+    uint32_t row_warps;     /* rows shorter than a tile (DL_USER_ROW_CHAINS, scan.row_tiles 1): the
+                               warps' runs of a tile that make a row; else 0 */
     const size_t *offsets;  /* segments: num_segments + 1 offsets (offsets.cuh), or NULL */
     uint64_t num_segments;
     const void *keys;       /* segments: n keys of key_size bytes (1, 2, 4 or 8), or NULL */
@@ -85,12 +87,16 @@ typedef struct dl_user_params {
      : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
      : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
                                         : DL_USER_PROGRAM_ONE)
-/* Rows whose length is a multiple of the one scan's tile (its state's DL_USER_ITEMS a thread) take
- * the one scan's program, each row a chain of whole tiles (user_kernel.cuh, dl_user_link; its
- * params' scan.row_tiles set), not the lifted operator of the rows' program. */
+/* Rows whose length is a multiple of the one scan's tile (its state's DL_USER_ITEMS a thread), or
+ * divides it and is a multiple of a warp's run of it, take the one scan's program: each row a
+ * chain of whole tiles (user_kernel.cuh, dl_user_link; the params' scan.row_tiles set), or of a
+ * tile's whole warps' runs (row_warps set), not the lifted operator of the rows' program. */
 #define DL_USER_CHAIN_TILE(state_bytes) (DL_USER_THREADS * DL_USER_ITEMS(state_bytes))
+#define DL_USER_WARP_RUN(state_bytes) (32 * DL_USER_ITEMS(state_bytes))
 #define DL_USER_ROW_CHAINS(axis_length, axis_stride, state_bytes)                                  \
-    ((axis_length) && (axis_stride) == 1 && (axis_length) % DL_USER_CHAIN_TILE(state_bytes) == 0)
+    ((axis_length) && (axis_stride) == 1 &&                                                        \
+     ((axis_length) % DL_USER_CHAIN_TILE(state_bytes) == 0 ||                                       \
+      (DL_USER_CHAIN_TILE(state_bytes) % (axis_length) == 0 && (axis_length) % DL_USER_WARP_RUN(state_bytes) == 0)))
 #define DL_USER_LIFTED(program)                                                                    \
     ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS ||                  \
      (program) == DL_USER_PROGRAM_KEYS || (program) == DL_USER_PROGRAM_RUNS)

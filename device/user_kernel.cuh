@@ -29,12 +29,15 @@
  * aggregate needs only the items from its last row start on, and a tile where a row starts
  * publishes it as its P at once (protocol.h, "Segments").
  *
- * Rows whose length is a multiple of the one scan's tile (launch.h, DL_USER_ROW_CHAINS) take the
- * one scan's program instead (p.scan.row_tiles set): each row a chain of its own tiles, as the
- * built-in long rows (scan_kernel.cu), the state alone, no flag: tile t is link t % row_tiles of
- * its row's chain, whose descriptors begin at the row's first tile's (dl_user_link), a row's
- * first tile starts from the seed and publishes its P at once, and the last item of a row's last
- * tile leaves the row's total.
+ * Rows whose length is a multiple of the one scan's tile, or divides it and is a multiple of a
+ * warp's run of it (launch.h, DL_USER_ROW_CHAINS), take the one scan's program instead
+ * (p.scan.row_tiles set), the state alone, no flag. Long rows are chains of their own tiles, as
+ * the built-in long rows (scan_kernel.cu): tile t is link t % row_tiles of its row's chain, whose
+ * descriptors begin at the row's first tile's (dl_user_link), and a row's first tile starts from
+ * the seed and publishes its P at once. Short rows (p.row_warps: a row is that many warps' runs,
+ * row_tiles 1) start with every tile, which so needs no look-back: each warp's prefix is the
+ * seed and the totals of its row's warps before it (dl_user_row_warps_prefix). The last item of a
+ * row leaves the row's total.
  *
  * Offsets (DL_USER_PROGRAM_OFFSETS; segment k the items p.offsets[k] .. p.offsets[k + 1] - 1): the
  * same, with a tile's heads marked in a bitmap by one warp (offsets.cuh: a search for the tile's
@@ -704,11 +707,15 @@ __device__ __forceinline__ void dl_user_finish(const dl_user_params &p, uint64_t
                     dl_user_put(p.scan.total, dl_user_state_of(Op()(before, v[r][e])));
         }
 #if DL_USER_THIS_PROGRAM == DL_USER_PROGRAM_ONE
-        /* rows of whole tiles: the row's total where its last item is, its last tile's last */
-        if (p.scan.row_tiles && p.scan.totals && first + E == base + DL_USER_TILE &&
-            (base / DL_USER_TILE + 1) % p.scan.row_tiles == 0)
+        /* rows of whole tiles or warps' runs: a row's total where its last item is, the last of
+         * the run of a warp that ends a row (runs counted from the input's first) */
+        constexpr uint64_t run = DL_USER_TILE / DL_USER_WARPS;
+        const uint64_t run_end = base + (uint64_t)(warp + 1) * run; /* this warp's run's end */
+        const uint64_t row_runs = p.row_warps ? p.row_warps : (uint64_t)p.scan.row_tiles * DL_USER_WARPS;
+        if (p.scan.row_tiles && p.scan.totals && first + E == run_end && run_end <= n &&
+            run_end / run % row_runs == 0)
             dl_user_put(static_cast<unsigned char *>(p.scan.totals) +
-                            base / DL_USER_TILE / p.scan.row_tiles * DL_USER_STATE_BYTES,
+                            (run_end / run / row_runs - 1) * DL_USER_STATE_BYTES,
                         dl_user_state_of(Op()(before, v[r][E - 1])));
 #endif
 #endif /* DL_USER_RUNS */
@@ -749,6 +756,26 @@ __device__ __forceinline__ dl_user_link dl_user_link_of(const dl_user_params &p,
     return {tile, p.scan.descriptors};
 }
 
+/* Rows shorter than a tile (p.row_warps warps' runs each, every tile starting a row): this warp's
+ * exclusive prefix in its row, `seed` first, then the totals of its row's warps before it, in
+ * order. The tile's warps call it (SPECIALIZED: the block's others have roles of their own,
+ * block.cuh's dl_tile_sync); it synchronizes them twice, the second time before the next tile
+ * may write the totals again. */
+template <bool SPECIALIZED, typename SHARED>
+__device__ __forceinline__ dl_user_value dl_user_row_warps_prefix(SHARED &sh, const dl_user_value &warp_total,
+                                                                   const dl_user_value &seed, uint32_t row_warps)
+{
+    const int warp = threadIdx.x / 32 % DL_USER_WARPS;
+    if (threadIdx.x % 32 == 0)
+        sh.warp_prefix[warp] = warp_total;
+    dl_tile_sync<SPECIALIZED, DL_USER_WARPS>();
+    dl_user_value running = seed;
+    for (int w = warp - warp % (int)row_warps; w < warp; ++w)
+        running = dl_user_op()(running, sh.warp_prefix[w]);
+    dl_tile_sync<SPECIALIZED, DL_USER_WARPS>();
+    return running;
+}
+
 /* ---------------------------------------------------------------- one block per tile */
 
 template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(const dl_user_params &p)
@@ -787,9 +814,12 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_block(con
     const dl_user_value seed = threadIdx.x < 32 && at.link == 0 ? dl_user_seed(p, tile) : dl_user_op::identity();
     dl_user_value row_prefix[DL_USER_ROWS];
     const dl_user_value warp_total = dl_user_local(v, row_prefix, sh.scratch[threadIdx.x / 32]);
-    /* the block's warps, then warp 0 publishes the aggregate, looks back and publishes P */
-    const dl_user_value running = dl_tile_warp_prefix<dl_user_value, dl_user_op, LEFT_FOLD, DL_USER_WARPS, false>(
-        sh, warp_total, at.link, epoch, seed, at.descriptors, probe, false, dl_user_op::identity());
+    /* the block's warps, then warp 0 publishes the aggregate, looks back and publishes P (rows
+     * shorter than a tile: the row's warps alone) */
+    const dl_user_value running =
+        p.row_warps ? dl_user_row_warps_prefix<false>(sh, warp_total, dl_user_seed(p, tile), p.row_warps)
+                    : dl_tile_warp_prefix<dl_user_value, dl_user_op, LEFT_FOLD, DL_USER_WARPS, false>(
+                          sh, warp_total, at.link, epoch, seed, at.descriptors, probe, false, dl_user_op::identity());
     uint64_t lo, hi;
     dl_user_stored(p, &lo, &hi);
     dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);
@@ -1144,9 +1174,12 @@ template <bool LEFT_FOLD> __device__ __forceinline__ void dl_user_scan_ring(cons
                 /* (a row's first tile but tile 0 starts from the host's init: a device init is tile 0's) */
                 const dl_user_link at = dl_user_link_of(p, tile);
                 const T seed = at.link != 0 ? Op::identity() : tile == 0 ? dl_user_header(sh.seed) : dl_user_seed(p, tile);
-                running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, true, slots>(
-                    sh, warp_total, at.link, sh.epoch, seed, at.descriptors, probe, true,
-                    dl_user_header(sh.stage_aggregate[s]));
+                if (p.row_warps)
+                    running = dl_user_row_warps_prefix<true>(sh, warp_total, seed, p.row_warps);
+                else
+                    running = dl_tile_warp_prefix<T, Op, LEFT_FOLD, DL_USER_WARPS, true, slots>(
+                        sh, warp_total, at.link, sh.epoch, seed, at.descriptors, probe, true,
+                        dl_user_header(sh.stage_aggregate[s]));
             }
             dl_user_finish(p, base, v, row_prefix, heads, ends, running, lo, hi);
         }

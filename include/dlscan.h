@@ -382,8 +382,9 @@ DLSCAN_API dlscan_status dlscan_reserve_scan(dlscan_handle_t h, const dlscan_sca
  *     flag that a row starts (4 bytes more), so a state of 32 bytes scans no rows. On a GPU the
  *     first scan along rows with an operator compiles its program of rows (as the operator's
  *     making did, and cached alike); rows whose length is a multiple of the operator's tile on
- *     the GPU (256 threads x 32, 16, 8 or 4 items for a state of up to 4, 8, 16 or 28 bytes) need
- *     no flag and run on the operator's one-scan program, each row a chain of its tiles.
+ *     the GPU (256 threads x 32, 16, 8 or 4 items for a state of up to 4, 8, 16 or 28 bytes), or
+ *     divides it and is a multiple of an eighth of it, need no flag and run on the operator's
+ *     one-scan program.
  *   - Over offsets (d_offsets and num_segments, as for the built-in operators): every segment
  *     starts from init, and the items outside the segments are not written; the same flag as
  *     along rows, so a state of 32 bytes scans no segments. The first such scan with an

@@ -371,10 +371,12 @@ static dlscan_status dl_gpu_scan(dlscan_handle_t h, const dl_scan_request *r)
         user.row_inverse = rows ? 1.0 / (double)r->axis_length : 0.0;
         user.scan.totals = r->totals;
         if (DL_USER_ROW_CHAINS(r->axis_length, r->axis_stride, r->custom->state_bytes)) {
-            /* rows of whole tiles of the one scan, a chain each: fewer tiles and descriptors
-             * than the rows' program the call reserved for */
-            user.scan.row_tiles = (uint32_t)(r->axis_length / DL_USER_CHAIN_TILE(r->custom->state_bytes));
-            user.scan.tiles = (uint32_t)(r->n / DL_USER_CHAIN_TILE(r->custom->state_bytes));
+            /* rows of whole tiles of the one scan, a chain each, or of whole warps' runs of a
+             * tile: no more tiles and descriptors than the rows' program the call reserved for */
+            const size_t tile = DL_USER_CHAIN_TILE(r->custom->state_bytes), length = r->axis_length;
+            user.scan.row_tiles = length >= tile ? (uint32_t)(length / tile) : 1;
+            user.row_warps = length >= tile ? 0 : (uint32_t)(length / DL_USER_WARP_RUN(r->custom->state_bytes));
+            user.scan.tiles = (uint32_t)dl_tiles(r->n, tile);
         }
         memcpy(user.seed, r->init_state, sizeof user.seed);
         error = dl_jit_launch(r->custom, &user, h->deterministic, s->policy->dependent_launch, r->stream);

@@ -456,15 +456,17 @@ static void sum_combine(void *r, const void *a, const void *b)
 
 /* Along rows: row lengths around the GPU's tiles of `value_bytes` values (the state and the row's
  * start flag): short rows, rows that straddle tiles, rows of many tiles, and rows of one and of
- * three whole tiles of the state alone (chains of the one scan's tiles: DL_USER_ROW_CHAINS);
+ * three whole tiles of the state alone, or of one and two warps' runs of such a tile (the one
+ * scan's program: DL_USER_ROW_CHAINS);
  * each with at least one row and n at most max_n (where a length's one row passes max_n, none).
  * Then, from *many_from on, lengths whose cases take many rows (row_count): an unaligned one and
  * a vector's multiple. */
 static int row_lengths(size_t value_bytes, size_t max_n, uint64_t *rng, size_t *lengths, int *many_from)
 {
     const size_t tile = tile_items(value_bytes), chain = DL_USER_CHAIN_TILE(value_bytes - 4);
+    const size_t run = DL_USER_WARP_RUN(value_bytes - 4);
     const size_t wanted[] = {1, 2, 3, 5, 16, 17, 127, 128, 129, tile - 1, tile, tile + 1, 3 * tile + 5,
-                             21 * tile + 7, chain, 3 * chain, 1 + test_random(rng) % 5000,
+                             21 * tile + 7, run, 2 * run, chain, 3 * chain, 1 + test_random(rng) % 5000,
                              1 + test_random(rng) % (40 * tile)};
     const size_t many[] = {1031, 2048};
     int count = 0;
