@@ -80,13 +80,6 @@ typedef struct dl_user_params {
 #define DL_USER_PROGRAM_COLUMNS 4
 #define DL_USER_PROGRAM_RUNS 5
 #define DL_USER_PROGRAMS 6
-#define DL_USER_PROGRAM(axis_length, axis_stride, offsets, keys, runs)                             \
-    ((runs)                             ? DL_USER_PROGRAM_RUNS                                     \
-     : (axis_length) && (axis_stride) > 1 ? DL_USER_PROGRAM_COLUMNS                                \
-     : (axis_length)                    ? DL_USER_PROGRAM_ROWS                                     \
-     : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
-     : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
-                                        : DL_USER_PROGRAM_ONE)
 /* Rows whose length is a multiple of the one scan's tile (its state's DL_USER_ITEMS a thread), or
  * divides it and is a multiple of a warp's run of it, take the one scan's program: each row a
  * chain of whole tiles (user_kernel.cuh, dl_user_link; the params' scan.row_tiles set), or of a
@@ -97,6 +90,15 @@ typedef struct dl_user_params {
     ((axis_length) && (axis_stride) == 1 &&                                                        \
      ((axis_length) % DL_USER_CHAIN_TILE(state_bytes) == 0 ||                                       \
       (DL_USER_CHAIN_TILE(state_bytes) % (axis_length) == 0 && (axis_length) % DL_USER_WARP_RUN(state_bytes) == 0)))
+/* The program of a call of an operator with a state of state_bytes. */
+#define DL_USER_PROGRAM(axis_length, axis_stride, offsets, keys, runs, state_bytes)                \
+    ((runs)                             ? DL_USER_PROGRAM_RUNS                                     \
+     : (axis_length) && (axis_stride) > 1 ? DL_USER_PROGRAM_COLUMNS                                \
+     : DL_USER_ROW_CHAINS(axis_length, axis_stride, state_bytes) ? DL_USER_PROGRAM_ONE             \
+     : (axis_length)                    ? DL_USER_PROGRAM_ROWS                                     \
+     : (offsets)                        ? DL_USER_PROGRAM_OFFSETS                                  \
+     : (keys)                           ? DL_USER_PROGRAM_KEYS                                     \
+                                        : DL_USER_PROGRAM_ONE)
 #define DL_USER_LIFTED(program)                                                                    \
     ((program) == DL_USER_PROGRAM_ROWS || (program) == DL_USER_PROGRAM_OFFSETS ||                  \
      (program) == DL_USER_PROGRAM_KEYS || (program) == DL_USER_PROGRAM_RUNS)

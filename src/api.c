@@ -79,9 +79,9 @@ static dlscan_status dl_scan_reserve(dlscan_handle_t h, const dl_scan_request *r
 {
     if (r->n == 0)
         return DLSCAN_SUCCESS;
-    const int program = r->custom && DL_USER_ROW_CHAINS(r->axis_length, r->axis_stride, r->custom->state_bytes)
-                            ? DL_USER_PROGRAM_ONE
-                            : DL_USER_PROGRAM(r->axis_length, r->axis_stride, r->offsets, r->keys, r->num_runs);
+    const int program = r->custom ? DL_USER_PROGRAM(r->axis_length, r->axis_stride, r->offsets, r->keys,
+                                                    r->num_runs, r->custom->state_bytes)
+                                  : DL_USER_PROGRAM_ONE;
     if (r->custom && program != DL_USER_PROGRAM_ONE && r->custom->device_memory) {
         /* (an operator is const to its users; its later programs are made once, as a cache) */
         const dlscan_status status = dl_jit_build(h, (struct dlscan_operator *)r->custom, program);

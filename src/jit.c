@@ -460,13 +460,13 @@ void dl_jit_free(struct dlscan_operator *op)
 /* The persistent kernel where the policy row runs them (sm_90), for more tiles than its
  * threshold and 16-byte aligned inputs (bulk copies); else one block per tile. Along rows
  * (row_length set), over offsets, by key or reduce-by-key, that program, which dl_jit_build has
- * loaded; along rows of whole tiles (row_tiles set), the one scan's. */
+ * loaded (along rows of whole tiles or warps' runs, the one scan's: DL_USER_ROW_CHAINS). */
 int dl_jit_launch(const struct dlscan_operator *op, const dl_user_params *params, int left_fold,
                   int dependent_launch, cudaStream_t stream)
 {
     const dl_scan_params *p = &params->scan;
-    const int program = p->row_tiles ? DL_USER_PROGRAM_ONE
-                                     : DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys, params->num_runs);
+    const int program =
+        DL_USER_PROGRAM(p->row_length, 1, params->offsets, params->keys, params->num_runs, op->state_bytes);
     const int aligned = (uintptr_t)p->in % 16 == 0 && (uintptr_t)params->in2 % 16 == 0 &&
                         (uintptr_t)params->keys % 16 == 0;
     const int persistent = aligned && p->persistent_blocks > 0 && p->tiles > p->persistent_from;
