@@ -1,7 +1,8 @@
 /*
  * offsets.cuh: segments over offsets (a segment from each offset to the next, the offsets
  * rising): a warp's search for a position among the offsets, the tile's heads marked in a bitmap
- * from there, and a thread's heads read from that bitmap. The segmented scans by offsets
+ * from there (by one warp, or, once the end of the tile's offsets is found, a share by each of
+ * several), and a thread's heads read from that bitmap. The segmented scans by offsets
  * (segment_kernel.cu) and the user operators' program of segments (user_kernel.cuh, which NVRTC
  * compiles at run time) share them.
  */
@@ -157,6 +158,70 @@ __device__ __forceinline__ int dl_mark_offsets(const size_t *offsets, uint64_t l
             break;
     }
     return __reduce_max_sync(0xffffffffu, last);
+}
+
+/* The offset at index k, from the stage where it holds it. */
+__device__ __forceinline__ uint64_t dl_offset_at(const size_t *offsets, const dl_staged_offsets &staged,
+                                                 uint64_t k)
+{
+    return k - staged.from < staged.count ? staged.at[k - staged.from] : offsets[k];
+}
+
+/* The end of a tile's offsets: the first k with offsets[k] >= end (end: the tile's end), from the
+ * tile's first offset `first` on (offsets[first - 1] < base, the tile's first item). From the stage
+ * where its last offset reaches `end` (a count in shared memory); otherwise one warp's search from
+ * the first offset past the stage, guessed from the density between there and the input's end
+ * (n items; `count` offsets in all): one trip to memory where the segments are of one length.
+ * Run by a whole warp, which returns it in every lane. */
+__device__ __forceinline__ uint64_t dl_tile_offsets_end(const size_t *offsets, uint64_t count, uint64_t n,
+                                                        const dl_staged_offsets &staged, uint64_t first,
+                                                        uint64_t base, uint64_t end)
+{
+    const int lane = threadIdx.x % 32;
+    const uint64_t staged_end = staged.from + staged.count;
+    if (staged.count && staged_end > first && staged.at[staged.count - 1] >= end) {
+        uint32_t below = 0; /* staged offsets below `end`: from staged.from on, they rise */
+        for (uint32_t i = (uint32_t)lane; i < staged.count; i += 32)
+            below += staged.at[i] < end;
+        return staged.from + __reduce_add_sync(0xffffffffu, below);
+    }
+    const uint64_t after = staged_end > first ? staged_end : first;
+    if (after >= count)
+        return count;
+    const uint64_t after_base = after > first ? staged.at[staged.count - 1] : base;
+    return dl_warp_next_offset(offsets, count, n, end, after, after_base);
+}
+
+/* A share of the marking of a tile's heads: warp `warp` of `warps` marks in `bitmap` (the tile's,
+ * zeroed) the items that offsets[first] to offsets[end - 1] point at (all in the tile, from its
+ * first item `base`), a slice of as many of them as every warp's; warp 0 also the input's first
+ * item. Independent loads, 4 or 16 a lane a round: a tile of segments of one item is one trip to
+ * memory a warp. */
+__device__ __forceinline__ void dl_mark_offsets_share(const size_t *offsets, const dl_staged_offsets &staged,
+                                                      uint64_t first, uint64_t end, uint64_t base,
+                                                      uint32_t *bitmap, int warp, int warps)
+{
+    const int lane = threadIdx.x % 32;
+    if (base == 0 && warp == 0 && lane == 0)
+        atomicOr(&bitmap[0], 1u);
+    const uint64_t share = (end - first + (uint64_t)warps - 1) / (uint64_t)warps;
+    const uint64_t from = first + share * (uint64_t)warp;
+    const uint64_t to = from + share < end ? from + share : end;
+    const int per_lane = share > 128 ? 16 : 4;
+    for (uint64_t k0 = from; k0 < to; k0 += (uint64_t)(32 * per_lane)) {
+        uint64_t at[16];
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+            const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
+            at[u] = u < per_lane && k < to ? dl_offset_at(offsets, staged, k) : ~0ull;
+        }
+#pragma unroll
+        for (int u = 0; u < 16; ++u)
+            if (at[u] != ~0ull) {
+                const uint32_t i = (uint32_t)(at[u] - base);
+                atomicOr(&bitmap[i / 32], 1u << (i % 32));
+            }
+    }
 }
 
 /* The heads of this thread's items from a tile's bitmap (bit i: tile item i starts a segment);

@@ -62,9 +62,11 @@
  * tiles of 4 rows three stages of both still let two blocks share an SM. Every segmented kernel
  * takes these tiles: 4096 items for 32-bit accumulators, 2048 for 64-bit ones. */
 #define DL_SEGMENT_ROWS 4
-/* The persistent kernel's stage also holds the tile's first offsets (by offsets): all of them
- * for segments of 8 items and more on average; the reducer reads any others from global memory. */
-#define DL_SEGMENT_STAGED_OFFSETS 512
+/* The persistent kernel's stage also holds the tile's first offsets (by offsets): all of them,
+ * and the first one past the tile, for segments of 8 items and more on average (a tile's 512
+ * from an odd index take 514 from the even one before it); the compute warps read any others
+ * from global memory. */
+#define DL_SEGMENT_STAGED_OFFSETS 576
 #define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
 #define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
 /* Short rows of lengths other than powers of two (segment_kernel.cu, dl_whole_rows_kernel): at

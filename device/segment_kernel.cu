@@ -320,9 +320,9 @@ template <typename T, typename BY> struct dl_segment_stage {
                                  : rows  ? S::tile_bytes
                                          : keys_at + key_bytes;
     static constexpr int stages = dl_ring_stages(bytes);
-    /* Lanes of a warp that arrive on `reduced` and `empty`. By offsets the reducer writes the
-     * bitmap that the compute warps read, so every lane that touches it arrives after its own
-     * accesses, and the barriers alone order them against the next tile's (compute-sanitizer's
+    /* Lanes of a warp that arrive on `reduced` and `empty`. By offsets the reducer zeroes the
+     * bitmap that the compute warps mark and read, so every lane that touches it arrives after its
+     * own accesses, and the barriers alone order them against the next tile's (compute-sanitizer's
      * racecheck does not follow a warp's __syncwarp into one lane's arrival: ring.cuh,
      * dl_stage_header). By key no role writes the stage, and lane 0 arrives for its warp. */
     static constexpr int arriving_lanes = offsets ? 32 : 1;
@@ -332,8 +332,9 @@ template <typename T, typename BY> struct dl_segment_stage {
 
 /* The ring and the roles' headers. The stages' barriers are the scan's; `empty` waits for the
  * reducer too. By offsets, the producer leaves the tile's first offset in stage_segment, and
- * which offsets it staged (stage_staged_count from stage_staged_from on). Beside the stages, two
- * rings twice as deep carry each tile's values between the roles that do not hold its stage:
+ * which offsets it staged (stage_staged_count from stage_staged_from on), and the reducer the end
+ * of the tile's offsets in stage_segment_end. Beside the stages, two rings twice as deep carry
+ * each tile's values between the roles that do not hold its stage:
  * `valued` completes when the reducer has put the tile, whether it holds a head and its value
  * in the slot_ fields; `prefixed`, when the look-back warp has put its exclusive prefix. A role
  * reaches slot q again only two rounds of stages later, after every compute warp has finished
@@ -345,6 +346,7 @@ struct dl_segment_persistent_shared
     : dl_persistent_shared<T, dl_segment_shape<T>::warps, LEFT_FOLD, STAGES> {
     static constexpr int slots = 2 * STAGES;
     uint64_t stage_segment[STAGES];
+    uint64_t stage_segment_end[STAGES];
     uint64_t stage_staged_from[STAGES];
     uint32_t stage_staged_count[STAGES];
     uint64_t valued[slots];
@@ -421,6 +423,15 @@ template <typename T, typename BY, typename SHARED> struct dl_segment_fill {
     }
 };
 
+/* The offsets that stage s holds (by offsets; the producer's header). */
+template <typename T, typename SHARED>
+__device__ __forceinline__ dl_staged_offsets dl_stage_offsets(SHARED &sh, int s, const unsigned char *stage)
+{
+    using G = dl_segment_stage<T, dl_by_offsets>;
+    return {reinterpret_cast<const size_t *>(stage + G::offsets_at), dl_stage_header(sh.stage_staged_from[s]),
+            dl_stage_header(sh.stage_staged_count[s])};
+}
+
 /* The tile index of the last head among a whole tile's keys in its stage (keys[-1]: the key
  * before the tile; `first_tile`: item 0 is the input's first), or -1: one warp reads backwards
  * from the tile's end, 4 x 16 bytes of keys a lane at a time, until it meets a head. */
@@ -461,9 +472,9 @@ __device__ __forceinline__ int dl_stage_last_head(const KEY *keys, bool first_ti
 
 /* Reducer (one warp): each tile's last head (or none), then the reduction of its items from there
  * on, the init first where there is a head: the tile's value, published at once (P with a head,
- * else A) and handed to the look-back warp. By offsets it marks the tile's heads in the stage's
- * bitmap for the compute warps, also for the partial last tile, whose items and keys it reads
- * from global memory. */
+ * else A) and handed to the look-back warp. By offsets it zeroes the stage's bitmap and finds
+ * where the tile's offsets end (the last one is its last head), and lets the compute warps mark
+ * the heads; also for the partial last tile, whose items and keys it reads from global memory. */
 template <typename T, typename BY, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, const dl_probe &probe,
                                                   SHARED &sh, unsigned char *stages, uint32_t tiles)
@@ -495,15 +506,23 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
         /* The last head. */
         int last;
         if constexpr (G::offsets) {
+            /* The bitmap zeroed and the end of the tile's offsets found, the reducer lets the
+             * compute warps mark the heads, a share each; the last head is the last of those
+             * offsets. */
             uint32_t *bitmap = reinterpret_cast<uint32_t *>(stage + G::bitmap_at);
             for (int i = lane; i < S::tile_items / 32; i += 32)
                 bitmap[i] = 0;
+            const dl_staged_offsets staged = dl_stage_offsets<T>(sh, s, stage);
+            const uint64_t first = dl_stage_header(sh.stage_segment[s]);
+            const uint64_t end =
+                dl_tile_offsets_end(p.offsets, p.num_segments + 1, p.scan.n, staged, first, base, base + count);
+            if (lane == 0)
+                sh.stage_segment_end[s] = end;
             __syncwarp();
-            const dl_staged_offsets staged = {reinterpret_cast<const size_t *>(stage + G::offsets_at),
-                                              dl_stage_header(sh.stage_staged_from[s]),
-                                              dl_stage_header(sh.stage_staged_count[s])};
-            last = dl_mark_offsets(p.offsets, p.num_segments, staged, dl_stage_header(sh.stage_segment[s]),
-                                   base, count, bitmap);
+            dl_mbar_arrive(&sh.reduced[s]);
+            last = end > first ? (int)(dl_offset_at(p.offsets, staged, end - 1) - base) : -1;
+            if (base == 0 && last < 0)
+                last = 0;
         } else if constexpr (G::rows) {
             last = dl_rows_last_head(base, count, p.row_length, p.row_inverse);
         } else if (whole) {
@@ -546,7 +565,7 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
         T value = dl_warp_reduce<T, Op>(acc);
         if (last >= 0)
             value = Op()(init, value);
-        __syncwarp(); /* the stage read, the bitmap's marks made, before the arrivals */
+        __syncwarp(); /* the stage read before the arrivals */
         if (lane == 0) {
             dl_publish_segment_value<T>(p.scan.descriptors, tile, sh.epoch, last >= 0, value, probe);
             sh.slot_tile[q] = tile;
@@ -555,19 +574,21 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
             dl_mbar_arrive(&sh.valued[q]);
         }
         if (lane < G::arriving_lanes) {
-            dl_mbar_arrive(&sh.reduced[s]);
+            if constexpr (!G::offsets)
+                dl_mbar_arrive(&sh.reduced[s]);
             dl_mbar_arrive(&sh.empty[s]);
         }
     }
 }
 
 /* Compute warps: each stage's items and heads into registers (by key as soon as the stage is
- * full; by offsets once the reducer has marked the heads), the stage freed, the rows and the
+ * full; by offsets once the reducer has found where the tile's offsets end, and the warps have
+ * marked the heads, a share each, and met at a barrier), the stage freed, the rows and the
  * warp's pair, one barrier for the warps' pairs, then the look-back warp's prefix, and the tile
  * scanned and stored. */
 template <typename T, typename BY, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, SHARED &sh,
-                                                   const unsigned char *stages, uint32_t tiles)
+                                                   unsigned char *stages, uint32_t tiles)
 {
     using S = dl_segment_shape<T>;
     using G = dl_segment_stage<T, BY>;
@@ -587,7 +608,13 @@ __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, S
             return;
         const uint64_t base = (uint64_t)tile * S::tile_items;
         const bool whole = base + S::tile_items <= p.scan.n;
-        const unsigned char *stage = stages + s * G::bytes;
+        unsigned char *stage = stages + s * G::bytes;
+        if constexpr (G::offsets) {
+            dl_mark_offsets_share(p.offsets, dl_stage_offsets<T>(sh, s, stage),
+                                  dl_stage_header(sh.stage_segment[s]), dl_stage_header(sh.stage_segment_end[s]),
+                                  base, reinterpret_cast<uint32_t *>(stage + G::bitmap_at), warp, S::warps);
+            dl_tile_sync<true, S::warps>();
+        }
         T v[S::rows][S::vec];
         if (whole) {
             const uint4 *staged = reinterpret_cast<const uint4 *>(stage);
