@@ -92,6 +92,13 @@ typedef struct dl_staged_offsets {
     uint32_t count;
 } dl_staged_offsets;
 
+/* The offset at index k, from the stage where it holds it. */
+__device__ __forceinline__ uint64_t dl_offset_at(const size_t *offsets, const dl_staged_offsets &staged,
+                                                 uint64_t k)
+{
+    return k - staged.from < staged.count ? staged.at[k - staged.from] : offsets[k];
+}
+
 /* One round of dl_mark_offsets: offsets[k0] on, PER_LANE a lane, marked in `bitmap` where they
  * fall in the tile; `last` keeps the highest marked item. Returns whether every one of them fell
  * in the tile (the next round may find more). */
@@ -105,9 +112,7 @@ __device__ __forceinline__ bool dl_mark_round(const size_t *offsets, uint64_t la
 #pragma unroll
     for (int u = 0; u < PER_LANE; ++u) {
         const uint64_t k = k0 + (uint64_t)(u * 32 + lane);
-        at[u] = k > last_offset                  ? ~0ull
-                : k - staged.from < staged.count ? staged.at[k - staged.from]
-                                                 : offsets[k];
+        at[u] = k > last_offset ? ~0ull : dl_offset_at(offsets, staged, k);
     }
     bool all_in = true;
 #pragma unroll
@@ -158,13 +163,6 @@ __device__ __forceinline__ int dl_mark_offsets(const size_t *offsets, uint64_t l
             break;
     }
     return __reduce_max_sync(0xffffffffu, last);
-}
-
-/* The offset at index k, from the stage where it holds it. */
-__device__ __forceinline__ uint64_t dl_offset_at(const size_t *offsets, const dl_staged_offsets &staged,
-                                                 uint64_t k)
-{
-    return k - staged.from < staged.count ? staged.at[k - staged.from] : offsets[k];
 }
 
 /* The end of a tile's offsets: the first k with offsets[k] >= end (end: the tile's end), from the
