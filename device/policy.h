@@ -67,6 +67,11 @@
  * from an odd index take 514 from the even one before it); the compute warps read any others
  * from global memory. */
 #define DL_SEGMENT_STAGED_OFFSETS 576
+/* Over offsets the persistent kernel's reducer marks a tile's heads where they are this many or
+ * fewer; more, the compute warps mark them, a share each, and meet at a barrier (bench/NOTES.md,
+ * "Segmented scans", H100: segments of 1 item 0.32 to 0.76 of the floor with the warps' shares,
+ * of 64 items 0.717 to 0.726 with the reducer's 128). */
+#define DL_SEGMENT_REDUCER_MARKS 128
 #define DL_SEGMENT_TILE_ITEMS_4B (DL_SCAN_THREADS * 4 * DL_SEGMENT_ROWS)
 #define DL_SEGMENT_TILE_ITEMS_8B (DL_SCAN_THREADS * 2 * DL_SEGMENT_ROWS)
 /* Short rows of lengths other than powers of two (segment_kernel.cu, dl_whole_rows_kernel): at

@@ -321,10 +321,10 @@ template <typename T, typename BY> struct dl_segment_stage {
                                          : keys_at + key_bytes;
     static constexpr int stages = dl_ring_stages(bytes);
     /* Lanes of a warp that arrive on `reduced` and `empty`. By offsets the reducer zeroes the
-     * bitmap that the compute warps mark and read, so every lane that touches it arrives after its
-     * own accesses, and the barriers alone order them against the next tile's (compute-sanitizer's
-     * racecheck does not follow a warp's __syncwarp into one lane's arrival: ring.cuh,
-     * dl_stage_header). By key no role writes the stage, and lane 0 arrives for its warp. */
+     * bitmap (and may mark it) that the compute warps mark and read, so every lane that touches it
+     * arrives after its own accesses, and the barriers alone order them against the next tile's
+     * (compute-sanitizer's racecheck does not follow a warp's __syncwarp into one lane's arrival:
+     * ring.cuh, dl_stage_header). By key no role writes the stage, and lane 0 arrives for its warp. */
     static constexpr int arriving_lanes = offsets ? 32 : 1;
     static_assert(bytes % 16 == 0 && offsets_at % 16 == 0, "16-byte aligned bulk copies");
     static_assert(DL_SEGMENT_STAGED_OFFSETS % 2 == 0, "whole 16-byte pieces of offsets");
@@ -473,8 +473,9 @@ __device__ __forceinline__ int dl_stage_last_head(const KEY *keys, bool first_ti
 /* Reducer (one warp): each tile's last head (or none), then the reduction of its items from there
  * on, the init first where there is a head: the tile's value, published at once (P with a head,
  * else A) and handed to the look-back warp. By offsets it zeroes the stage's bitmap and finds
- * where the tile's offsets end (the last one is its last head), and lets the compute warps mark
- * the heads; also for the partial last tile, whose items and keys it reads from global memory. */
+ * where the tile's offsets end (the last one is its last head), marks up to
+ * DL_SEGMENT_REDUCER_MARKS heads itself and lets the compute warps mark more; also for the partial
+ * last tile, whose items and keys it reads from global memory. */
 template <typename T, typename BY, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, const dl_probe &probe,
                                                   SHARED &sh, unsigned char *stages, uint32_t tiles)
@@ -506,9 +507,9 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
         /* The last head. */
         int last;
         if constexpr (G::offsets) {
-            /* The bitmap zeroed and the end of the tile's offsets found, the reducer lets the
-             * compute warps mark the heads, a share each; the last head is the last of those
-             * offsets. */
+            /* The bitmap zeroed and the end of the tile's offsets found, the reducer marks a few
+             * heads itself and lets the compute warps mark more, a share each; the last head is the
+             * last of those offsets. */
             uint32_t *bitmap = reinterpret_cast<uint32_t *>(stage + G::bitmap_at);
             for (int i = lane; i < S::tile_items / 32; i += 32)
                 bitmap[i] = 0;
@@ -518,6 +519,8 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
                 dl_tile_offsets_end(p.offsets, p.num_segments + 1, p.scan.n, staged, first, base, base + count);
             if (lane == 0)
                 sh.stage_segment_end[s] = end;
+            if (end - first <= DL_SEGMENT_REDUCER_MARKS)
+                dl_mark_offsets_share(p.offsets, staged, first, end, base, bitmap, 0, 1);
             __syncwarp();
             dl_mbar_arrive(&sh.reduced[s]);
             last = end > first ? (int)(dl_offset_at(p.offsets, staged, end - 1) - base) : -1;
@@ -582,10 +585,10 @@ __device__ __forceinline__ void dl_segment_reduce(const dl_segment_params &p, co
 }
 
 /* Compute warps: each stage's items and heads into registers (by key as soon as the stage is
- * full; by offsets once the reducer has found where the tile's offsets end, and the warps have
- * marked the heads, a share each, and met at a barrier), the stage freed, the rows and the
- * warp's pair, one barrier for the warps' pairs, then the look-back warp's prefix, and the tile
- * scanned and stored. */
+ * full; by offsets once the reducer has found where the tile's offsets end and, where it left
+ * them more than DL_SEGMENT_REDUCER_MARKS heads, the warps have marked them, a share each, and
+ * met at a barrier), the stage freed, the rows and the warp's pair, one barrier for the warps'
+ * pairs, then the look-back warp's prefix, and the tile scanned and stored. */
 template <typename T, typename BY, typename Op, typename SHARED>
 __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, SHARED &sh,
                                                    unsigned char *stages, uint32_t tiles)
@@ -610,10 +613,13 @@ __device__ __forceinline__ void dl_segment_compute(const dl_segment_params &p, S
         const bool whole = base + S::tile_items <= p.scan.n;
         unsigned char *stage = stages + s * G::bytes;
         if constexpr (G::offsets) {
-            dl_mark_offsets_share(p.offsets, dl_stage_offsets<T>(sh, s, stage),
-                                  dl_stage_header(sh.stage_segment[s]), dl_stage_header(sh.stage_segment_end[s]),
-                                  base, reinterpret_cast<uint32_t *>(stage + G::bitmap_at), warp, S::warps);
-            dl_tile_sync<true, S::warps>();
+            const uint64_t first = dl_stage_header(sh.stage_segment[s]);
+            const uint64_t end = dl_stage_header(sh.stage_segment_end[s]);
+            if (end - first > DL_SEGMENT_REDUCER_MARKS) {
+                dl_mark_offsets_share(p.offsets, dl_stage_offsets<T>(sh, s, stage), first, end, base,
+                                      reinterpret_cast<uint32_t *>(stage + G::bitmap_at), warp, S::warps);
+                dl_tile_sync<true, S::warps>();
+            }
         }
         T v[S::rows][S::vec];
         if (whole) {
